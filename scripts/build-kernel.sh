@@ -1,0 +1,96 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build a test kernel from Debian's linux-source package.
+#
+#   scripts/build-kernel.sh [--prepare] <version> <debug|bench>
+#
+# debug: tinyconfig + kconfig/base.config + kconfig/debug.config (KASAN,
+#        lockdep, kmemleak, UBSAN, ...); every functional test runs on it.
+# bench: tinyconfig + kconfig/base.config only, for benchmarks.
+# --prepare: configure and run modules_prepare only (enough to compile
+#        ipoib_cm.ko against that version).
+#
+# The build is cached under $IPOIB_CM_CACHE/kernels, keyed by the Debian
+# package version, the flavour and a hash of the config fragments, so a
+# second run reuses it.  A new key starts from a copy of the newest build
+# of the same version and flavour, which keeps fragment changes incremental.
+# Prints the build directory (usable as KDIR) on stdout.
+
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+prepare=0
+if [ "${1:-}" = --prepare ]; then
+	prepare=1
+	shift
+fi
+version=${1:?usage: build-kernel.sh [--prepare] <version> <debug|bench>}
+flavour=${2:?usage: build-kernel.sh [--prepare] <version> <debug|bench>}
+
+fragments=("$TOPDIR/scripts/kconfig/base.config")
+case $flavour in
+debug)	fragments+=("$TOPDIR/scripts/kconfig/debug.config") ;;
+bench)	;;
+*)	die "unknown flavour '$flavour' (debug or bench)" ;;
+esac
+
+src=$(bash "$TOPDIR/scripts/debian-source.sh" "$version")
+debver=$(cat "$src/.debian-version")
+what=$([ $prepare = 1 ] && echo prepare || echo full)
+key=$( (echo "$debver $flavour $what"; cat "${fragments[@]}") | sha256sum | cut -c1-12)
+name=$version-$flavour-$what
+out=$CACHE/kernels/$name-$key
+
+if [ -f "$out/.done" ]; then
+	echo "$out"
+	exit 0
+fi
+
+mkdir -p "$CACHE/kernels"
+if [ ! -d "$out" ]; then
+	seed=$(ls -td "$CACHE/kernels/$name"-* 2>/dev/null | head -n1) || true
+	if [ -n "$seed" ]; then
+		log "seeding $name-$key from $(basename "$seed")"
+		cp -a "$seed" "$out.tmp"
+		rm -f "$out.tmp/.done"
+		mv "$out.tmp" "$out"
+	fi
+fi
+mkdir -p "$out"
+
+kmake() {
+	make -s -C "$src" O="$out" ARCH=x86_64 "$@"
+}
+
+log "configuring linux $debver ($flavour) in $out"
+kmake tinyconfig >/dev/null
+"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" \
+	"${fragments[@]}" > "$out/merge.log"
+kmake olddefconfig
+
+# Every option a fragment asks for must survive olddefconfig.
+missing=0
+while IFS= read -r line; do
+	case $line in
+	CONFIG_*=*)	grep -qxF "$line" "$out/.config" ||
+				{ echo "  wanted $line" >&2; missing=1; } ;;
+	"# CONFIG_"*" is not set")
+			sym=${line#\# }; sym=${sym%% *}
+			! grep -q "^$sym=" "$out/.config" ||
+				{ echo "  wanted $line" >&2; missing=1; } ;;
+	esac
+done < <(cat "${fragments[@]}")
+[ $missing = 0 ] || log "warning: some requested options are not in the final .config"
+
+start=$SECONDS
+if [ $prepare = 1 ]; then
+	log "modules_prepare"
+	kmake -j"$(nproc)" modules_prepare
+else
+	log "building bzImage and modules (this takes a while)"
+	kmake -j"$(nproc)" bzImage modules
+fi
+log "kernel $name built in $((SECONDS - start)) s"
+touch "$out/.done"
+echo "$out"

@@ -1,0 +1,42 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Fail if a kernel log (or kmemleak report) shows a problem.
+#
+#   scripts/klog-check.sh FILE...
+#
+# Findings: KASAN, UBSAN, lockdep and other WARNINGs, BUGs (including
+# sleeping in atomic context), Oopses, panics, hung tasks, soft lockups,
+# RCU stalls, debugobjects reports and kmemleak suspects.
+
+patterns=(
+	'BUG: '
+	'WARNING: '
+	'UBSAN: '
+	'KASAN'
+	'kernel BUG at'
+	'Oops'
+	'general protection fault'
+	'Kernel panic'
+	'blocked for more than'
+	'soft lockup'
+	'hard LOCKUP'
+	'rcu_.* detected stalls'
+	'ODEBUG: '
+	'unreferenced object'
+	'Call Trace:'
+)
+
+found=0
+for f in "$@"; do
+	[ -f "$f" ] || continue
+	for p in "${patterns[@]}"; do
+		if grep -E -n -- "$p" "$f" > /tmp/klog-check.$$ 2>/dev/null; then
+			echo "kernel log finding ($p) in $f:"
+			head -n 20 /tmp/klog-check.$$ | sed 's/^/    /'
+			found=1
+		fi
+	done
+done
+rm -f /tmp/klog-check.$$
+exit $found

@@ -1,0 +1,133 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Every test of the project, from a fresh Debian 12 machine:
+#   - installs the packages it needs and builds the test kernels (cached);
+#   - builds ipoib_cm.ko with W=1 against Linux 6.1 (Debian's headers),
+#     6.12 and 7.2 (Debian's linux-source packages);
+#   - checkpatch --strict and sparse on the sources;
+#   - boots the debug kernel under QEMU and runs the KUnit suites and every
+#     VM scenario in scripts/vm/tests/, each in a fresh VM whose kernel log
+#     must stay clean.
+# Ends with the line "N passed, N failed"; exits non-zero if any failed.
+#
+#   scripts/test.sh [scenario...]     (default: all scenarios)
+
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+cd "$TOPDIR"
+LOGDIR=${IPOIB_CM_LOGDIR:-$TOPDIR/out/test}
+rm -rf "$LOGDIR"
+mkdir -p "$LOGDIR"
+
+passed=0
+failed=0
+start=$SECONDS
+
+result() {
+	if [ "$2" = 0 ]; then
+		echo "ok   $1"
+		passed=$((passed + 1))
+	else
+		echo "FAIL $1${3:+ ($3)}"
+		failed=$((failed + 1))
+	fi
+}
+
+# run_test NAME COMMAND...: one test, its output in $LOGDIR/NAME.log.
+run_test() {
+	local name=$1 log
+	shift
+	log=$LOGDIR/${name//\//_}.log
+	"$@" > "$log" 2>&1
+	result "$name" $? "see $log"
+}
+
+finish() {
+	echo "test time: $((SECONDS - start)) s"
+	echo "$passed passed, $failed failed"
+	[ $failed = 0 ]
+	exit
+}
+
+if ! bash scripts/install-deps.sh > "$LOGDIR/install-deps.log" 2>&1; then
+	result install-deps 1 "see $LOGDIR/install-deps.log"
+	finish
+fi
+
+# Kernels: 6.12 is built in full and boots the VM; 7.2 is configured and
+# prepared for module builds; 6.1 is Debian 12's own headers package.
+log "preparing kernels (cached in $CACHE)"
+k612=$(bash scripts/build-kernel.sh 6.12 debug 2> "$LOGDIR/kernel-6.12.log")
+result kernel/6.12-debug $? "see $LOGDIR/kernel-6.12.log"
+k72=$(bash scripts/build-kernel.sh --prepare 7.2 debug 2> "$LOGDIR/kernel-7.2.log")
+result kernel/7.2-prepare $? "see $LOGDIR/kernel-7.2.log"
+k61=$(ls -d /usr/src/linux-headers-6.1.*-amd64 2>/dev/null | sort -V | tail -n1)
+[ -n "$k61" ]
+result kernel/6.1-headers $? "linux-headers-amd64 not installed"
+
+BUILD=$TOPDIR/build
+for v in 6.1:$k61 6.12:$k612 7.2:$k72; do
+	ver=${v%%:*}
+	kdir=${v#*:}
+	if [ -z "$kdir" ]; then
+		result "build/$ver" 1 "no kernel tree"
+		continue
+	fi
+	run_test "build/$ver" bash scripts/build-module.sh "$kdir" "$BUILD/$ver"
+done
+
+# Style and static checks.
+src612=$(bash scripts/debian-source.sh 6.12 2>/dev/null)
+for f in $(git ls-files '*.c' '*.h' 2>/dev/null || ls ./*.[ch] kunit/*.[ch]); do
+	run_test "checkpatch/$f" perl "$src612/scripts/checkpatch.pl" \
+		--strict --no-tree --quiet --show-types -f "$f"
+done
+if [ -n "$k612" ]; then
+	run_test sparse/6.12 bash scripts/build-module.sh "$k612" \
+		"$BUILD/sparse-6.12" C=2
+fi
+
+if [ -z "$k612" ] || [ ! -f "$BUILD/6.12/ipoib_cm.ko" ]; then
+	result vm 1 "no 6.12 kernel or module to test"
+	finish
+fi
+
+vm() {
+	local out=$1
+	shift
+	bash scripts/vm-run.sh -k "$k612" -o "$out" \
+		-e IPOIB_CM_MODDIR="$BUILD/6.12" -- "$@"
+}
+
+# KUnit: every case counts, as parsed by the kernel's own KTAP parser.
+if [ $# = 0 ] || [[ " $* " = *" kunit "* ]]; then
+	kout=$LOGDIR/vm-kunit
+	run_test vm/kunit vm "$kout" scripts/vm/tests/kunit.sh
+	for ktap in "$kout"/kunit/*.ktap; do
+		[ -f "$ktap" ] || continue
+		suite=$(basename "$ktap" .ktap)
+		python3 "$src612/tools/testing/kunit/kunit.py" parse "$ktap" \
+			> "$LOGDIR/kunit-$suite.log" 2>&1
+		summary=$(grep -o 'Ran [0-9]* tests:.*' "$LOGDIR/kunit-$suite.log")
+		p=$(grep -o 'passed: [0-9]*' <<< "$summary" | grep -o '[0-9]*')
+		n=$(grep -o 'Ran [0-9]*' <<< "$summary" | grep -o '[0-9]*')
+		p=${p:-0}
+		n=${n:-1}
+		echo "     kunit $suite: $summary"
+		passed=$((passed + p))
+		failed=$((failed + n - p))
+	done
+fi
+
+for t in scripts/vm/tests/*.sh; do
+	name=$(basename "$t" .sh)
+	[ "$name" = kunit ] && continue
+	if [ $# -gt 0 ] && [[ " $* " != *" $name "* ]]; then
+		continue
+	fi
+	run_test "vm/$name" vm "$LOGDIR/vm-$name" "$t"
+done
+
+finish

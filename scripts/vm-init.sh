@@ -1,0 +1,49 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# PID 1 of the test VM (see vm-run.sh): mount what a test needs on top of
+# the read-only host root, run the job, collect the kernel's findings and
+# reboot (QEMU runs with -no-reboot, so that ends the VM).
+
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root TERM=dumb
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+for d in /tmp /run /var/tmp /var/lib /var/log /root; do
+	mount -t tmpfs tmpfs "$d"
+done
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mkdir -p /tmp/vmout /run/netns
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 vmout /tmp/vmout
+ip link set lo up
+hostname ipoib-vm 2>/dev/null
+
+kmemleak=/sys/kernel/debug/kmemleak
+# Forget whatever booting left behind; only the job's leaks count.
+if [ -w $kmemleak ]; then
+	echo scan > $kmemleak
+	echo clear > $kmemleak
+fi
+
+echo "vm-init: running job" > /dev/kmsg
+bash /tmp/vmout/job.sh < /dev/null > /dev/console 2>&1
+rc=$?
+echo "vm-init: job finished with status $rc" > /dev/kmsg
+
+if [ -w $kmemleak ]; then
+	# kmemleak only reports objects older than five seconds.
+	sleep 6
+	echo scan > $kmemleak
+	cat $kmemleak > /tmp/vmout/kmemleak
+fi
+dmesg > /tmp/vmout/dmesg
+echo $rc > /tmp/vmout/rc
+sync
+echo b > /proc/sysrq-trigger
+sleep 10

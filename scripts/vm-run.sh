@@ -1,0 +1,97 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot a test kernel under QEMU with the host's own userspace and run one
+# command inside it.
+#
+#   scripts/vm-run.sh [-k KERNEL_BUILD_DIR] [-o OUTDIR] [-t SECONDS]
+#                     [-m MEM] [-s CPUS] [-e VAR=VALUE]... -- command [args]
+#
+# The root file system is the host's, read-only over virtio 9p; /tmp, /run,
+# /var/tmp and /var/lib are tmpfs inside the guest.  OUTDIR is shared
+# writable at /tmp/vmout and receives the console log (console.log), the
+# kernel log (dmesg), kmemleak's report (kmemleak) and the exit status (rc).
+#
+# Exit status: the command's, or 1 if the kernel log shows a finding (see
+# klog-check.sh) or the guest died or timed out.
+
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kdir=""
+outdir=""
+timeout=900
+mem=3G
+cpus=2
+envs=()
+while getopts "k:o:t:m:s:e:" opt; do
+	case $opt in
+	k) kdir=$OPTARG ;;
+	o) outdir=$OPTARG ;;
+	t) timeout=$OPTARG ;;
+	m) mem=$OPTARG ;;
+	s) cpus=$OPTARG ;;
+	e) envs+=("$OPTARG") ;;
+	*) die "usage: vm-run.sh [-k kdir] [-o outdir] [-t secs] -- cmd" ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ "${1:-}" = -- ] && shift
+[ $# -gt 0 ] || die "no command given"
+
+[ -n "$kdir" ] || kdir=$(bash "$TOPDIR/scripts/build-kernel.sh" 6.12 debug)
+kernel=$kdir/arch/x86/boot/bzImage
+[ -f "$kernel" ] || die "no kernel image at $kernel"
+[ -n "$outdir" ] || outdir=$(mktemp -d /tmp/ipoib_cm-vm.XXXXXX)
+mkdir -p "$outdir"
+rm -f "$outdir"/{rc,dmesg,kmemleak,console.log,job.sh}
+
+# The job the guest's init runs, with the caller's working directory.
+{
+	echo "cd $(printf %q "$PWD")"
+	for e in "${envs[@]}"; do
+		echo "export $(printf %q "$e")"
+	done
+	printf '%q ' "$@"
+	echo
+} > "$outdir/job.sh"
+
+accel=(-accel tcg -cpu max)
+if [ -w /dev/kvm ]; then
+	accel=(-accel kvm -cpu host)
+fi
+
+cmdline="console=ttyS0 earlyprintk=serial,ttyS0 root=hostroot rootfstype=9p"
+cmdline+=" rootflags=trans=virtio,version=9p2000.L,msize=262144 ro"
+cmdline+=" init=$TOPDIR/scripts/vm-init.sh panic=-1 oops=panic acpi=off"
+cmdline+=" nokaslr quiet loglevel=4 hung_task_panic=0 kmemleak=on"
+
+status=0
+timeout --foreground -k 10 "$timeout" \
+	qemu-system-x86_64 "${accel[@]}" -m "$mem" -smp "$cpus" \
+	-nographic -no-reboot -nodefaults -serial stdio \
+	-kernel "$kernel" -append "$cmdline" \
+	-fsdev local,id=root,path=/,security_model=none,readonly=on \
+	-device virtio-9p-pci,fsdev=root,mount_tag=hostroot \
+	-fsdev local,id=out,path="$outdir",security_model=none \
+	-device virtio-9p-pci,fsdev=out,mount_tag=vmout \
+	-device virtio-rng-pci \
+	${IPOIB_CM_QEMU_EXTRA:-} \
+	< /dev/null > "$outdir/console.log" 2>&1 || status=$?
+
+if [ $status = 124 ] || [ $status = 137 ]; then
+	log "VM timed out after $timeout s"
+	echo "VM timeout after $timeout s" >> "$outdir/console.log"
+fi
+if [ ! -f "$outdir/rc" ]; then
+	log "the guest did not finish its job (crash, panic or timeout); see $outdir/console.log"
+	tail -n 40 "$outdir/console.log" >&2
+	exit 1
+fi
+rc=$(cat "$outdir/rc")
+if ! bash "$TOPDIR/scripts/klog-check.sh" "$outdir/console.log" \
+		"$outdir/dmesg" "$outdir/kmemleak"; then
+	log "kernel log findings; see $outdir"
+	[ "$rc" != 0 ] || rc=1
+fi
+exit "$rc"

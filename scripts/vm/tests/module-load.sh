@@ -1,0 +1,29 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The module loads, binds to every RoCE port it finds, follows devices
+# coming and going, and unloads.
+. "$(dirname "$0")/../lib.sh"
+
+fabric_single
+ibv_devinfo -d rxe0 | grep -q PORT_ACTIVE || fail "ibv_devinfo: rxe0 not active"
+
+load_module
+for dev in rxe0 rxe1; do
+	[ "$(klog_count "$dev: ipoib_cm: port 1: RoCE, state ACTIVE, active MTU 4096")" = 1 ] ||
+		fail "$dev was not reported exactly once"
+done
+grep -qw ipoib_cm /proc/modules || fail "module not listed"
+
+rdma link del rxe1
+[ "$(klog_count 'rxe1: ipoib_cm: device removed')" = 1 ] ||
+	fail "removal of rxe1 not seen"
+
+rdma link add rxe1 type rxe netdev veth1
+wait_for 60 "rxe1 active again" rxe_active rxe1
+[ "$(klog_count 'rxe1: ipoib_cm: port 1: RoCE')" = 2 ] ||
+	fail "rxe1 not reported again after it came back"
+
+unload_module
+[ "$(klog_count 'ipoib_cm: device removed')" = 3 ] ||
+	fail "unload did not release both devices"
+say "module-load: ok"
