@@ -8,9 +8,18 @@
 #ifndef _IPOIB_H
 #define _IPOIB_H
 
-#include <linux/types.h>
+#include <linux/hashtable.h>
+#include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/u64_stats_sync.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_sa.h>
 #include <rdma/ib_verbs.h>
 
 #define DRV_NAME		"ipoib_cm"
@@ -67,18 +76,240 @@ __be64 ipoib_cm_service_id(u64 base, u32 qpn);
 int ipoib_cm_service_id_qpn(__be64 sid, u32 *qpn);
 u32 ipoib_cm_conn_mtu(u32 local_rx_mtu, u32 peer_rx_mtu);
 
+/*
+ * Receive parsing (ipoib_frame.c).  A UD receive buffer starts with 40
+ * octets of network header (an IB GRH, or on RoCE an IPv6 header, or 20
+ * unused octets and an IPv4 header), then the encapsulation header.
+ */
+#define IPOIB_GRH_LEN		40
+/* The pseudo header: the peer's address, in front of the encapsulation. */
+#define IPOIB_PSEUDO_LEN	IPOIB_HWADDR_LEN
+#define IPOIB_HARD_LEN		(IPOIB_PSEUDO_LEN + IPOIB_ENCAP_LEN)
+
+enum ipoib_drop {
+	IPOIB_DROP_TRUNCATED,	/* shorter than GRH + encapsulation header */
+	IPOIB_DROP_ETHERTYPE,	/* not IPv4, IPv6, ARP or RARP */
+	IPOIB_DROP_BAD_GRH,	/* missing or unparsable network header */
+	IPOIB_DROP_NO_PATH,	/* no address handle for the destination */
+	IPOIB_DROP_QUEUE_FULL,	/* too many packets waiting for a path */
+	IPOIB_DROP_NO_MEM,	/* no receive buffer to replace a full one */
+	IPOIB_DROP_TOO_BIG,	/* larger than the path MTU */
+	IPOIB_DROP_OWN,		/* our own multicast, looped back */
+	IPOIB_DROP_BAD_ADDR,	/* malformed destination address */
+	IPOIB_DROP_NOT_READY,	/* interface or transport not up */
+	IPOIB_DROP_TX_ERROR,	/* send completed with an error */
+	IPOIB_DROP_RX_ERROR,	/* receive completed with an error */
+	IPOIB_DROP_MAX
+};
+
+extern const char *const ipoib_drop_names[IPOIB_DROP_MAX];
+
+struct ipoib_rx_frame {
+	union ib_gid sgid;	/* the sender's GID, from the network header */
+	union ib_gid dgid;	/* where it was sent: our GID or a group */
+	__be16 proto;		/* the encapsulated ethertype */
+	bool has_grh;
+};
+
+int ipoib_frame_parse(const void *buf, u32 len, bool has_grh,
+		      enum rdma_network_type net_type,
+		      struct ipoib_rx_frame *frame, enum ipoib_drop *why);
+bool ipoib_proto_supported(__be16 proto);
+extern const struct header_ops ipoib_header_ops;
+
 /* One RDMA device that ipoib_cm is bound to. */
 struct ipoib_dev {
 	struct ib_device *ibdev;
 	struct list_head ports;		/* struct ipoib_port */
+	struct ib_event_handler event_handler;
 };
 
-/* One port of that device. */
+/* One port of that device, and the interface on it. */
 struct ipoib_port {
 	struct list_head node;
 	struct ipoib_dev *dev;
 	u32 port_num;
 	bool roce;
+	struct net_device *netdev;	/* NULL if registration failed */
 };
+
+/* Module parameters (ipoib_main.c). */
+extern unsigned int ipoib_sendq_size;
+extern unsigned int ipoib_recvq_size;
+extern unsigned int ipoib_roce_qkey;
+
+/* An address handle, shared by its owner and every send still using it. */
+struct ipoib_ah {
+	struct kref ref;
+	struct ib_ah *ah;
+	struct ipoib_priv *priv;
+	struct list_head reap_node;
+};
+
+/* The way to one destination GID (ipoib_path.c). */
+struct ipoib_path {
+	struct hlist_node node;		/* in priv->paths, under priv->lock */
+	struct list_head dead_node;	/* on a local list once unlinked */
+	struct kref ref;
+	struct ipoib_priv *priv;
+	union ib_gid dgid;
+	struct ipoib_ah *ah;		/* NULL until resolved */
+	struct sk_buff_head queue;	/* packets waiting for the AH */
+	bool resolving;
+	bool dead;			/* removed from the table */
+	unsigned long retry_at;		/* no new attempt before this */
+	unsigned int backoff;		/* seconds, doubles per failure */
+	unsigned long used;		/* jiffies of the last send */
+	struct work_struct resolve_work;
+	struct ib_sa_query *query;	/* InfiniBand: SA path query */
+	int query_id;
+};
+
+/* A multicast group, joined or send-only (ipoib_mcast.c). */
+struct ipoib_mcast {
+	struct list_head node;		/* in priv->mcasts, under priv->lock */
+	union ib_gid mgid;
+	struct ipoib_ah *ah;		/* to send to the group */
+	bool wanted;			/* the stack (or broadcast) wants it */
+	bool attached;			/* UD QP attached: we receive it */
+	bool ip_joined;			/* RoCE: IPv6-level join done */
+	struct net_device *ip_ndev;	/* RoCE: the netdev joined on */
+	struct ib_sa_multicast *sa;	/* InfiniBand: the SA membership */
+	u16 mlid;
+};
+
+struct ipoib_rx_buf {
+	struct ib_cqe cqe;
+	struct sk_buff *skb;
+	u64 dma;
+};
+
+struct ipoib_tx_buf {
+	struct ib_cqe cqe;
+	struct sk_buff *skb;
+	struct ipoib_ah *ah;
+	u64 dma[MAX_SKB_FRAGS + 1];
+	unsigned int nr_dma;
+};
+
+struct ipoib_stats {
+	struct u64_stats_sync syncp;
+	u64_stats_t rx_packets;
+	u64_stats_t rx_bytes;
+	u64_stats_t tx_packets;
+	u64_stats_t tx_bytes;
+	u64_stats_t multicast;
+};
+
+/* priv->flags */
+enum {
+	IPOIB_FLAG_OPEN,		/* the interface is administratively up */
+	IPOIB_FLAG_UD_UP,		/* UD QP in RTS, receives posted */
+	IPOIB_FLAG_PORT_ACTIVE,		/* the port is ACTIVE */
+	IPOIB_FLAG_BCAST_READY,		/* broadcast group joined */
+	IPOIB_FLAG_STOPPING,		/* don't repost, we're draining */
+	IPOIB_FLAG_MCAST_REJOIN,	/* leave every group, then join again */
+};
+
+/* The state of one IPoIB interface (netdev_priv()). */
+struct ipoib_priv {
+	struct net_device *netdev;
+	struct ipoib_port *port;
+	struct ib_device *ibdev;
+	u32 port_num;
+	bool roce;
+	unsigned long flags;
+
+	u16 pkey;
+	u16 pkey_index;
+	u32 qkey;
+	const struct ib_gid_attr *sgid_attr;	/* GID index 0, held */
+	union ib_gid gid;
+	unsigned int ud_mtu;		/* IP MTU over UD */
+	enum ib_mtu mcast_ib_mtu;	/* broadcast group's IB MTU */
+	enum ib_mtu max_ib_mtu;		/* the port's largest: RX buffers */
+	u8 sl;
+
+	struct ib_pd *pd;
+	struct ib_cq *recv_cq;
+	struct ib_cq *send_cq;
+	struct ib_qp *qp;
+	unsigned int max_send_sge;
+	struct napi_struct napi;
+	struct ipoib_rx_buf *rx_ring;
+	struct ipoib_tx_buf *tx_ring;
+	unsigned int rx_posted;		/* receives on the QP (NAPI) */
+	unsigned int tx_head;		/* sends posted (xmit) */
+	unsigned int tx_tail;		/* sends completed (NAPI) */
+	atomic_t resolving;		/* path resolutions in flight */
+	wait_queue_head_t drain_wait;
+
+	spinlock_t lock;		/* paths, mcasts, dead_ahs */
+	DECLARE_HASHTABLE(paths, 7);
+	struct list_head mcasts;
+	struct list_head dead_ahs;
+
+	struct mutex transport_lock;	/* UD start, stop and restart */
+	struct workqueue_struct *wq;	/* ordered: the tasks below */
+	struct delayed_work mcast_work;
+	struct work_struct carrier_work;
+	struct work_struct restart_work;
+	struct work_struct ah_reap_work;
+	struct delayed_work path_gc_work;
+
+	struct ib_wc wc[16];		/* NAPI's completion batch */
+	struct ipoib_stats stats;
+	atomic64_t drops[IPOIB_DROP_MAX];
+};
+
+static inline struct ipoib_priv *ipoib_priv(const struct net_device *dev)
+{
+	return netdev_priv(dev);
+}
+
+static inline void ipoib_count_drop(struct ipoib_priv *priv,
+				    enum ipoib_drop why)
+{
+	atomic64_inc(&priv->drops[why]);
+}
+
+/* ipoib_netdev.c */
+struct net_device *ipoib_netdev_create(struct ipoib_port *port);
+void ipoib_netdev_destroy(struct net_device *netdev);
+void ipoib_netdev_event(struct net_device *netdev, enum ib_event_type type);
+void ipoib_update_carrier(struct ipoib_priv *priv);
+
+/* ipoib_ud.c */
+int ipoib_ud_init(struct ipoib_priv *priv);
+void ipoib_ud_cleanup(struct ipoib_priv *priv);
+int ipoib_ud_start(struct ipoib_priv *priv);
+void ipoib_ud_stop(struct ipoib_priv *priv);
+void ipoib_ud_restart_work(struct work_struct *work);
+int ipoib_ud_send(struct ipoib_priv *priv, struct sk_buff *skb,
+		  struct ipoib_ah *ah, u32 dqpn);
+
+/* ipoib_path.c */
+struct ipoib_ah *ipoib_ah_create(struct ipoib_priv *priv,
+				 struct rdma_ah_attr *attr);
+void ipoib_ah_put(struct ipoib_ah *ah);
+void ipoib_ah_reap_work(struct work_struct *work);
+int ipoib_roce_ah_attr(struct ipoib_priv *priv, const union ib_gid *dgid,
+		       const u8 *dmac, struct rdma_ah_attr *attr);
+void ipoib_path_xmit(struct ipoib_priv *priv, struct sk_buff *skb,
+		     const u8 *daddr);
+void ipoib_path_flush(struct ipoib_priv *priv);
+void ipoib_path_wait_resolutions(struct ipoib_priv *priv);
+void ipoib_path_gc_work(struct work_struct *work);
+
+/* ipoib_mcast.c */
+void ipoib_mcast_xmit(struct ipoib_priv *priv, struct sk_buff *skb,
+		      const u8 *daddr);
+void ipoib_mcast_work(struct work_struct *work);
+void ipoib_mcast_stop(struct ipoib_priv *priv);
+void ipoib_mcast_kick(struct ipoib_priv *priv);
+bool ipoib_mcast_is_broadcast(struct ipoib_priv *priv,
+			      const union ib_gid *mgid);
+
+extern struct ib_sa_client ipoib_sa_client;
 
 #endif /* _IPOIB_H */

@@ -16,4 +16,11 @@
 #include <asm/unaligned.h>
 #endif
 
+/* 6.3 made the path record count of the SA callback unsigned. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+typedef unsigned int ipoib_sa_num_prs_t;
+#else
+typedef int ipoib_sa_num_prs_t;
+#endif
+
 #endif /* _IPOIB_COMPAT_H */

@@ -7,6 +7,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 #define dev_fmt(fmt) pr_fmt(fmt)
 
+#include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
@@ -16,6 +17,45 @@
 #include "ipoib_compat.h"
 
 static struct ib_client ipoib_client;
+struct ib_sa_client ipoib_sa_client;
+
+unsigned int ipoib_sendq_size = 256;
+unsigned int ipoib_recvq_size = 256;
+unsigned int ipoib_roce_qkey = 0x0000000b;
+
+static int ipoib_param_ring_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n;
+	int ret;
+
+	ret = kstrtouint(val, 0, &n);
+	if (ret)
+		return ret;
+	if (n < 16 || n > 8192) {
+		pr_err("%s must be between 16 and 8192, not %u\n",
+		       kp->name, n);
+		return -EINVAL;
+	}
+	*(unsigned int *)kp->arg = roundup_pow_of_two(n);
+	return 0;
+}
+
+static const struct kernel_param_ops ipoib_param_ring_ops = {
+	.set = ipoib_param_ring_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(send_queue_size, &ipoib_param_ring_ops, &ipoib_sendq_size,
+		0444);
+MODULE_PARM_DESC(send_queue_size,
+		 "UD send ring entries per interface, 16-8192, rounded up to a power of two (default 256)");
+module_param_cb(recv_queue_size, &ipoib_param_ring_ops, &ipoib_recvq_size,
+		0444);
+MODULE_PARM_DESC(recv_queue_size,
+		 "UD receive buffers per interface, 16-8192, rounded up to a power of two (default 256)");
+module_param_named(roce_qkey, ipoib_roce_qkey, uint, 0444);
+MODULE_PARM_DESC(roce_qkey,
+		 "Q_Key of IPoIB links on RoCE ports, which have no SA to supply one (default 0x0000000b)");
 
 static const char *ipoib_port_state_name(enum ib_port_state state)
 {
@@ -78,10 +118,24 @@ static void ipoib_free_dev(struct ipoib_dev *idev)
 	struct ipoib_port *p, *tmp;
 
 	list_for_each_entry_safe(p, tmp, &idev->ports, node) {
+		if (p->netdev)
+			ipoib_netdev_destroy(p->netdev);
 		list_del(&p->node);
 		kfree(p);
 	}
 	kfree(idev);
+}
+
+/* Device events arrive in atomic context; the interface defers them. */
+static void ipoib_event(struct ib_event_handler *handler, struct ib_event *event)
+{
+	struct ipoib_dev *idev = container_of(handler, struct ipoib_dev,
+					      event_handler);
+	struct ipoib_port *p;
+
+	list_for_each_entry(p, &idev->ports, node)
+		if (p->netdev && p->port_num == event->element.port_num)
+			ipoib_netdev_event(p->netdev, event->event);
 }
 
 static int ipoib_add_one(struct ib_device *ibdev)
@@ -112,12 +166,21 @@ static int ipoib_add_one(struct ib_device *ibdev)
 		p->roce = rdma_protocol_roce(ibdev, port);
 		list_add_tail(&p->node, &idev->ports);
 		ipoib_report_port(p);
+
+		p->netdev = ipoib_netdev_create(p);
+		if (IS_ERR(p->netdev)) {
+			dev_err(&ibdev->dev, "port %u: no interface (%ld)\n",
+				port, PTR_ERR(p->netdev));
+			p->netdev = NULL;
+		}
 	}
 
 	if (list_empty(&idev->ports)) {
 		kfree(idev);
 		return -EOPNOTSUPP;
 	}
+	INIT_IB_EVENT_HANDLER(&idev->event_handler, ibdev, ipoib_event);
+	ib_register_event_handler(&idev->event_handler);
 	ib_set_client_data(ibdev, &ipoib_client, idev);
 	return 0;
 }
@@ -126,8 +189,9 @@ static void ipoib_remove_one(struct ib_device *ibdev, void *client_data)
 {
 	struct ipoib_dev *idev = client_data;
 
-	dev_info(&ibdev->dev, "device removed\n");
+	ib_unregister_event_handler(&idev->event_handler);
 	ipoib_free_dev(idev);
+	dev_info(&ibdev->dev, "device removed\n");
 }
 
 static struct ib_client ipoib_client = {
@@ -140,15 +204,19 @@ static int __init ipoib_init(void)
 {
 	int ret;
 
+	ib_sa_register_client(&ipoib_sa_client);
 	ret = ib_register_client(&ipoib_client);
-	if (ret)
+	if (ret) {
 		pr_err("cannot register the RDMA client (%d)\n", ret);
+		ib_sa_unregister_client(&ipoib_sa_client);
+	}
 	return ret;
 }
 
 static void __exit ipoib_exit(void)
 {
 	ib_unregister_client(&ipoib_client);
+	ib_sa_unregister_client(&ipoib_sa_client);
 }
 
 module_init(ipoib_init);

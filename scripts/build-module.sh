@@ -13,7 +13,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 kdir=${1:?usage: build-module.sh KDIR OUTDIR [make args]}
-outdir=${2:?usage: build-module.sh KDIR OUTDIR [make args]}
+outdir=$(realpath -m "${2:?usage: build-module.sh KDIR OUTDIR [make args]}")
 shift 2
 
 # Out-of-tree builds write their objects next to the sources: build from a

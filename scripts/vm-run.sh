@@ -5,12 +5,15 @@
 # command inside it.
 #
 #   scripts/vm-run.sh [-k KERNEL_BUILD_DIR] [-o OUTDIR] [-t SECONDS]
-#                     [-m MEM] [-s CPUS] [-e VAR=VALUE]... -- command [args]
+#                     [-m MEM] [-s CPUS] [-e VAR=VALUE]... [-v]
+#                     -- command [args]
 #
 # The root file system is the host's, read-only over virtio 9p; /tmp, /run,
 # /var/tmp and /var/lib are tmpfs inside the guest.  OUTDIR is shared
 # writable at /tmp/vmout and receives the console log (console.log), the
 # kernel log (dmesg), kmemleak's report (kmemleak) and the exit status (rc).
+#
+# -v also shows the console on stdout as the VM runs.
 #
 # Exit status: the command's, or 1 if the kernel log shows a finding (see
 # klog-check.sh) or the guest died or timed out.
@@ -24,7 +27,8 @@ timeout=900
 mem=3G
 cpus=2
 envs=()
-while getopts "k:o:t:m:s:e:" opt; do
+verbose=0
+while getopts "k:o:t:m:s:e:v" opt; do
 	case $opt in
 	k) kdir=$OPTARG ;;
 	o) outdir=$OPTARG ;;
@@ -32,6 +36,7 @@ while getopts "k:o:t:m:s:e:" opt; do
 	m) mem=$OPTARG ;;
 	s) cpus=$OPTARG ;;
 	e) envs+=("$OPTARG") ;;
+	v) verbose=1 ;;
 	*) die "usage: vm-run.sh [-k kdir] [-o outdir] [-t secs] -- cmd" ;;
 	esac
 done
@@ -66,18 +71,24 @@ cmdline+=" rootflags=trans=virtio,version=9p2000.L,msize=262144 ro"
 cmdline+=" init=$TOPDIR/scripts/vm-init.sh panic=-1 oops=panic acpi=off"
 cmdline+=" nokaslr quiet loglevel=4 hung_task_panic=0 kmemleak=on"
 
-status=0
+set +e
 timeout --foreground -k 10 "$timeout" \
 	qemu-system-x86_64 "${accel[@]}" -m "$mem" -smp "$cpus" \
 	-nographic -no-reboot -nodefaults -serial stdio \
 	-kernel "$kernel" -append "$cmdline" \
-	-fsdev local,id=root,path=/,security_model=none,readonly=on \
+	-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
 	-device virtio-9p-pci,fsdev=root,mount_tag=hostroot \
 	-fsdev local,id=out,path="$outdir",security_model=none \
 	-device virtio-9p-pci,fsdev=out,mount_tag=vmout \
 	-device virtio-rng-pci \
 	${IPOIB_CM_QEMU_EXTRA:-} \
-	< /dev/null > "$outdir/console.log" 2>&1 || status=$?
+	< /dev/null 2>&1 | if [ $verbose = 1 ]; then
+		tee "$outdir/console.log"
+	else
+		cat > "$outdir/console.log"
+	fi
+status=${PIPESTATUS[0]}
+set -e
 
 if [ $status = 124 ] || [ $status = 137 ]; then
 	log "VM timed out after $timeout s"

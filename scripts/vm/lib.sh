@@ -59,3 +59,70 @@ unload_module() {
 klog_count() {
 	dmesg | grep -cE -- "$1" || true
 }
+
+# The IPoIB interface on an rxe device (after the module is loaded).
+ipoib_if_of() {
+	local rxe=$1 d
+
+	for d in /sys/class/net/*; do
+		[ "$(readlink -f "$d/device" 2>/dev/null)" = \
+		  "$(readlink -f /sys/class/infiniband/"$rxe")" ] || continue
+		basename "$d"
+		return 0
+	done
+	return 1
+}
+
+# Two hosts: IB0 (on rxe0) in namespace ns0 with 192.0.2.1 and 2001:db8::1,
+# IB1 (on rxe1) in ns1 with 192.0.2.2 and 2001:db8::2.
+hosts_up() {
+	local i ifname
+
+	IB0=$(ipoib_if_of rxe0) || fail "no interface on rxe0"
+	IB1=$(ipoib_if_of rxe1) || fail "no interface on rxe1"
+	for i in 0 1; do
+		ifname=$([ $i = 0 ] && echo "$IB0" || echo "$IB1")
+		ip netns add ns$i
+		ip netns exec ns$i sysctl -qw net.ipv6.conf.all.accept_dad=0
+		ip netns exec ns$i sysctl -qw net.ipv6.conf.default.accept_dad=0
+		ip netns exec ns$i sysctl -qw net.ipv4.icmp_echo_ignore_broadcasts=0
+		ip link set "$ifname" netns ns$i
+		ip -n ns$i link set lo up
+		ip -n ns$i addr add 192.0.2.$((i + 1))/24 dev "$ifname"
+		ip -n ns$i addr add 2001:db8::$((i + 1))/64 dev "$ifname" nodad
+		ip -n ns$i link set "$ifname" up
+	done
+	wait_for 60 "carrier on $IB0" carrier_up ns0 "$IB0"
+	wait_for 60 "carrier on $IB1" carrier_up ns1 "$IB1"
+	say "hosts up: $IB0 in ns0, $IB1 in ns1"
+}
+
+carrier_up() {
+	[ "$(ip netns exec "$1" cat /sys/class/net/"$2"/carrier 2>/dev/null)" = 1 ]
+}
+
+in0() { ip netns exec ns0 "$@"; }
+in1() { ip netns exec ns1 "$@"; }
+
+# iperf3 TCP from ns0 to ns1 for $1 seconds; the bytes the client sent must
+# be the bytes the server received.  Extra arguments go to the client.
+iperf_check() {
+	local secs=$1
+	shift
+	in1 iperf3 -s -1 -J > /tmp/iperf-server.json 2>&1 &
+	local spid=$!
+	sleep 1
+	in0 iperf3 -c 192.0.2.2 -t "$secs" -J "$@" > /tmp/iperf-client.json ||
+		{ cat /tmp/iperf-client.json; fail "iperf3 client failed"; }
+	wait $spid || { cat /tmp/iperf-server.json; fail "iperf3 server failed"; }
+	python3 - /tmp/iperf-client.json /tmp/iperf-server.json <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))["end"]
+s = json.load(open(sys.argv[2]))["end"]
+sent = c["sum_sent"]["bytes"]
+got = s["sum_received"]["bytes"]
+print(f"iperf3: sent {sent} bytes, received {got} bytes, "
+      f"{c['sum_received']['bits_per_second'] / 1e6:.1f} Mbit/s")
+sys.exit(0 if sent == got and sent > 0 else 1)
+PY
+}

@@ -1,0 +1,76 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Datagram mode end to end over rxe: ARP and ND, ping and ping6, the
+# largest UD payload, multicast, iperf3, device removal under traffic.
+. "$(dirname "$0")/../lib.sh"
+
+fabric_single
+load_module
+hosts_up
+
+mtu=$(in0 cat /sys/class/net/"$IB0"/mtu)
+[ "$mtu" = 4092 ] || fail "UD MTU is $mtu, expected 4092"
+
+# The very first packet needs ARP / ND first: it must still get through.
+in0 ping -c 1 -W 10 192.0.2.2 || fail "first IPv4 ping"
+in0 ping -c 3 -i 0.3 192.0.2.2 || fail "IPv4 ping"
+in0 ping -6 -c 1 -W 10 2001:db8::2 || fail "first IPv6 ping"
+in0 ping -6 -c 3 -i 0.3 2001:db8::2 || fail "IPv6 ping"
+in0 ip neigh show dev "$IB0" | grep -q 'lladdr' || fail "no neighbour entry"
+
+# Largest UD payload: 4092 - 20 (IPv4) - 8 (ICMP).
+in0 ping -c 2 -M do -s 4064 192.0.2.2 || fail "ping at the largest UD payload"
+if in0 ping -c 1 -W 2 -M do -s 4065 192.0.2.2 2>/tmp/err; then
+	fail "a ping over the MTU with DF went through"
+fi
+grep -qi 'too long\|mtu' /tmp/err || fail "no local MTU error: $(cat /tmp/err)"
+in0 ping -c 2 -s 8000 192.0.2.2 || fail "fragmented ping"
+in0 ping -6 -c 2 -s 4044 2001:db8::2 || fail "ping6 at the largest UD payload"
+
+# Multicast: all-hosts and all-nodes answer, and a UDP group receiver.
+in0 ping -c 2 -W 5 -I "$IB0" 224.0.0.1 | grep -q '192.0.2.2' ||
+	fail "no answer from 224.0.0.1"
+in0 ping -6 -c 2 -W 5 "ff02::1%$IB0" | grep -q 'fe80' ||
+	fail "no answer from ff02::1"
+in1 python3 - "$IB1" <<'PY' > /tmp/mcast.out &
+import socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("239.1.2.3", 5000))
+mreq = struct.pack("4s4s", socket.inet_aton("239.1.2.3"),
+                   socket.inet_aton("192.0.2.2"))
+s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, mreq)
+s.settimeout(20)
+print(s.recvfrom(100)[0].decode())
+PY
+rpid=$!
+sleep 2
+in0 python3 - <<'PY'
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF,
+             socket.inet_aton("192.0.2.1"))
+for _ in range(10):
+    s.sendto(b"hello-group", ("239.1.2.3", 5000))
+    time.sleep(0.2)
+PY
+wait $rpid || fail "the multicast receiver got nothing"
+grep -q hello-group /tmp/mcast.out || fail "wrong multicast payload"
+
+iperf_check 30 || fail "iperf3 byte counts differ"
+in0 ip -s link show "$IB0"
+
+# Remove rxe1 under traffic: its interface goes, then comes back.
+in0 iperf3 -c 192.0.2.2 -t 60 > /dev/null 2>&1 &
+in1 iperf3 -s -1 > /dev/null 2>&1 &
+sleep 5
+rdma link del rxe1
+in1 ip link show "$IB1" >/dev/null 2>&1 && fail "$IB1 still there"
+wait || true
+rdma link add rxe1 type rxe netdev veth1
+wait_for 60 "rxe1 active" rxe_active rxe1
+wait_for 30 "interface on rxe1" ipoib_if_of rxe1
+say "interface back as $(ipoib_if_of rxe1)"
+
+unload_module
+say "datagram: ok"
