@@ -250,9 +250,9 @@ struct ipoib_priv {
 	struct list_head dead_ahs;
 
 	struct mutex transport_lock;	/* UD start, stop and restart */
+	struct work_struct carrier_work;	/* system_wq: takes the RTNL */
 	struct workqueue_struct *wq;	/* ordered: the tasks below */
 	struct delayed_work mcast_work;
-	struct work_struct carrier_work;
 	struct work_struct restart_work;
 	struct work_struct ah_reap_work;
 	struct delayed_work path_gc_work;

@@ -61,7 +61,7 @@ static int ipoib_open(struct net_device *dev)
 		return ret;
 	set_bit(IPOIB_FLAG_OPEN, &priv->flags);
 	ipoib_mcast_kick(priv);
-	queue_work(priv->wq, &priv->carrier_work);
+	schedule_work(&priv->carrier_work);
 	queue_delayed_work(priv->wq, &priv->path_gc_work, 30 * HZ);
 	return 0;
 }
@@ -162,12 +162,19 @@ static void ipoib_setup(struct net_device *dev)
 	dev->hard_header_len = IPOIB_HARD_LEN;
 	dev->flags = IFF_BROADCAST | IFF_MULTICAST;
 	dev->watchdog_timeo = 5 * HZ;
+	/* Set here: a zero length now would make the device queue-less. */
+	dev->tx_queue_len = ipoib_sendq_size * 2;
 	dev->features = NETIF_F_VLAN_CHALLENGED | NETIF_F_HIGHDMA;
 	dev->min_mtu = ETH_MIN_MTU;
 	netif_keep_dst(dev);
 }
 
-/* Port state and GID changes, in process context. */
+/*
+ * Port state and GID changes, in process context.  This runs on the system
+ * workqueue, not priv->wq: it needs the RTNL (rxe even takes it to answer
+ * ib_query_port()), and ndo_stop, called under the RTNL, waits for work
+ * on priv->wq.
+ */
 static void ipoib_carrier_work(struct work_struct *work)
 {
 	struct ipoib_priv *priv = container_of(work, struct ipoib_priv,
@@ -234,7 +241,7 @@ void ipoib_netdev_event(struct net_device *netdev, enum ib_event_type type)
 	case IB_EVENT_PKEY_CHANGE:
 	case IB_EVENT_SM_CHANGE:
 	case IB_EVENT_CLIENT_REREGISTER:
-		queue_work(priv->wq, &priv->carrier_work);
+		schedule_work(&priv->carrier_work);
 		break;
 	default:
 		break;
@@ -338,7 +345,6 @@ struct net_device *ipoib_netdev_create(struct ipoib_port *port)
 
 	dev->max_mtu = priv->ud_mtu;
 	dev->mtu = priv->ud_mtu;
-	dev->tx_queue_len = ipoib_sendq_size * 2;
 	if (priv->max_send_sge > 1)
 		dev->features |= NETIF_F_SG;
 	dev->hw_features = dev->features;

@@ -238,7 +238,7 @@ static void ipoib_path_resolve_roce(struct ipoib_path *path)
 }
 
 static void ipoib_path_rec_done(int status, struct sa_path_rec *rec,
-				ipoib_sa_num_prs_t num, void *ctx)
+				IPOIB_SA_NUM_PRS num, void *ctx)
 {
 	struct ipoib_path *path = ctx;
 	struct ipoib_priv *priv = path->priv;

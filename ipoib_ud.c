@@ -123,7 +123,7 @@ static void ipoib_ud_free_tx(struct ipoib_priv *priv, struct ipoib_tx_buf *buf)
 }
 
 static u8 ipoib_ud_pkt_type(struct ipoib_priv *priv,
-					  const struct ipoib_rx_frame *frame)
+			    const struct ipoib_rx_frame *frame)
 {
 	if (!frame->has_grh || frame->dgid.raw[0] != 0xff)
 		return PACKET_HOST;
@@ -251,8 +251,9 @@ static void ipoib_ud_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	ipoib_ud_free_tx(priv, buf);
 
-	/* Pairs with the barrier in ipoib_ud_send(). */
+	/* Publish the freed slot (read by ipoib_ud_send() and the drain). */
 	smp_store_release(&priv->tx_tail, priv->tx_tail + 1);
+	/* Then look at the queue state: pairs with ipoib_ud_send(). */
 	smp_mb();
 	if (unlikely(netif_queue_stopped(dev)) &&
 	    test_bit(IPOIB_FLAG_UD_UP, &priv->flags) &&
@@ -368,8 +369,13 @@ int ipoib_ud_send(struct ipoib_priv *priv, struct sk_buff *skb,
 	priv->tx_head++;
 	if (priv->tx_head - READ_ONCE(priv->tx_tail) >= ipoib_sendq_size) {
 		netif_stop_queue(dev);
-		/* Pairs with the barrier in ipoib_ud_send_done(). */
+		/*
+		 * Stop before re-reading the tail: a completion that freed a
+		 * slot meanwhile either sees the queue stopped and wakes it,
+		 * or we see its slot here.  Pairs with ipoib_ud_send_done().
+		 */
 		smp_mb();
+		/* Pairs with the release in ipoib_ud_send_done(). */
 		if (priv->tx_head - smp_load_acquire(&priv->tx_tail) <
 		    ipoib_sendq_size)
 			netif_start_queue(dev);
@@ -607,6 +613,7 @@ int ipoib_ud_start(struct ipoib_priv *priv)
 static bool ipoib_ud_drained(struct ipoib_priv *priv)
 {
 	return !READ_ONCE(priv->rx_posted) &&
+	       /* Pairs with the release in ipoib_ud_send_done(). */
 	       READ_ONCE(priv->tx_head) == smp_load_acquire(&priv->tx_tail);
 }
 

@@ -8,7 +8,7 @@ fabric_single
 load_module
 hosts_up
 
-mtu=$(in0 cat /sys/class/net/"$IB0"/mtu)
+mtu=$(link_mtu ns0 "$IB0")
 [ "$mtu" = 4092 ] || fail "UD MTU is $mtu, expected 4092"
 
 # The very first packet needs ARP / ND first: it must still get through.
@@ -28,10 +28,13 @@ in0 ping -c 2 -s 8000 192.0.2.2 || fail "fragmented ping"
 in0 ping -6 -c 2 -s 4044 2001:db8::2 || fail "ping6 at the largest UD payload"
 
 # Multicast: all-hosts and all-nodes answer, and a UDP group receiver.
-in0 ping -c 2 -W 5 -I "$IB0" 224.0.0.1 | grep -q '192.0.2.2' ||
-	fail "no answer from 224.0.0.1"
-in0 ping -6 -c 2 -W 5 "ff02::1%$IB0" | grep -q 'fe80' ||
-	fail "no answer from ff02::1"
+out=$(in0 ping -c 2 -W 5 -I "$IB0" 224.0.0.1 || true)
+grep -q 'from 192.0.2.2' <<< "$out" || fail "no answer from 224.0.0.1: $out"
+peer_ll=$(ip -n ns1 -6 -o addr show dev "$IB1" scope link |
+	  sed 's/.*inet6 \(fe80[^/]*\).*/\1/')
+out=$(in0 ping -6 -c 2 -W 5 "ff02::1%$IB0" || true)
+grep -q "from $peer_ll" <<< "$out" ||
+	fail "no answer from $peer_ll to ff02::1: $out"
 in1 python3 - "$IB1" <<'PY' > /tmp/mcast.out &
 import socket, struct, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -58,6 +61,7 @@ wait $rpid || fail "the multicast receiver got nothing"
 grep -q hello-group /tmp/mcast.out || fail "wrong multicast payload"
 
 iperf_check 30 || fail "iperf3 byte counts differ"
+tcp_digest_check 16 || fail "a 16 MiB TCP transfer arrived damaged or short"
 in0 ip -s link show "$IB0"
 
 # Remove rxe1 under traffic: its interface goes, then comes back.
