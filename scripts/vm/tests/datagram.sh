@@ -65,12 +65,17 @@ tcp_digest_check 16 || fail "a 16 MiB TCP transfer arrived damaged or short"
 in0 ip -s link show "$IB0"
 
 # Remove rxe1 under traffic: its interface goes, then comes back.
-in0 iperf3 -c 192.0.2.2 -t 60 > /dev/null 2>&1 &
 in1 iperf3 -s -1 > /dev/null 2>&1 &
+spid=$!
+sleep 1
+in0 iperf3 -c 192.0.2.2 -t 60 > /dev/null 2>&1 &
+cpid=$!
 sleep 5
 rdma link del rxe1
 in1 ip link show "$IB1" >/dev/null 2>&1 && fail "$IB1 still there"
-wait || true
+# The peer is gone: TCP would retry for minutes.
+kill $cpid $spid 2>/dev/null || true
+wait $cpid $spid 2>/dev/null || true
 rdma link add rxe1 type rxe netdev veth1
 wait_for 60 "rxe1 active" rxe_active rxe1
 wait_for 30 "interface on rxe1" ipoib_if_of rxe1
