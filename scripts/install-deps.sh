@@ -10,7 +10,7 @@ set -euo pipefail
 packages=(
 	# building kernels and the module
 	make gcc bc bison flex libelf-dev libssl-dev dwarves cpio kmod
-	xz-utils python3 linux-headers-amd64 sparse dkms
+	xz-utils python3 linux-headers-amd64 sparse dkms libibverbs-dev
 	# the VM and what runs inside it
 	qemu-system-x86 iproute2 iputils-ping procps rdma-core
 	ibverbs-utils ibverbs-providers iperf3 ethtool perftest

@@ -78,6 +78,11 @@ for v in 6.1:$k61 6.12:$k612 7.2:$k72; do
 	run_test "build/$ver" bash scripts/build-module.sh "$kdir" "$BUILD/$ver"
 done
 
+# The verbs program the malformed-frames scenario sends with.
+mkdir -p "$BUILD/tools"
+run_test build/ud_inject gcc -O2 -Wall -Wextra -Werror \
+	-o "$BUILD/tools/ud_inject" scripts/tools/ud_inject.c -libverbs
+
 # Style and static checks.
 src612=$(bash scripts/debian-source.sh 6.12 2>/dev/null)
 for f in $(git ls-files '*.c' '*.h' 2>/dev/null || ls ./*.[ch] kunit/*.[ch]); do
@@ -98,7 +103,8 @@ vm() {
 	local out=$1
 	shift
 	bash scripts/vm-run.sh -k "$k612" -o "$out" \
-		-e IPOIB_CM_MODDIR="$BUILD/6.12" -- "$@"
+		-e IPOIB_CM_MODDIR="$BUILD/6.12" \
+		-e IPOIB_CM_TOOLDIR="$BUILD/tools" -- "$@"
 }
 
 # KUnit: every case counts, as parsed by the kernel's own KTAP parser.

@@ -1,0 +1,23 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# rmmod while iperf3 runs both ways: it finishes promptly and cleanly.
+. "$(dirname "$0")/../lib.sh"
+
+fabric_single
+load_module
+hosts_up
+in1 iperf3 -s > /dev/null 2>&1 &
+spid=$!
+sleep 1
+in0 iperf3 -c 192.0.2.2 -t 120 --bidir > /dev/null 2>&1 &
+cpid=$!
+sleep 8
+start=$SECONDS
+unload_module || fail "rmmod failed"
+took=$((SECONDS - start))
+say "rmmod under traffic took ${took}s"
+[ $took -le 10 ] || fail "rmmod took ${took}s"
+ip link show | grep -q ': ib' && fail "an interface survived rmmod"
+kill $cpid $spid 2>/dev/null || true
+wait $cpid $spid 2>/dev/null || true
+say "unload-under-traffic: ok"
