@@ -55,7 +55,7 @@ static void frame_ipv6_ok(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, ipoib_frame_parse(buf, sizeof(buf), true,
 						RDMA_NETWORK_IPV6, &f, &why), 0);
 	KUNIT_EXPECT_TRUE(test, f.has_grh);
-	KUNIT_EXPECT_EQ(test, f.proto, htons(ETH_P_ARP));
+	KUNIT_EXPECT_EQ(test, be16_to_cpu(f.proto), ETH_P_ARP);
 	KUNIT_EXPECT_MEMEQ(test, f.sgid.raw, peer_gid, 16);
 	KUNIT_EXPECT_MEMEQ(test, f.dgid.raw, group_gid, 16);
 	KUNIT_EXPECT_EQ(test, why, IPOIB_DROP_MAX);
@@ -88,7 +88,7 @@ static void frame_ib_without_grh(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, ipoib_frame_parse(buf, sizeof(buf), false,
 						RDMA_NETWORK_IB, &f, &why), 0);
 	KUNIT_EXPECT_FALSE(test, f.has_grh);
-	KUNIT_EXPECT_EQ(test, f.proto, htons(ETH_P_IPV6));
+	KUNIT_EXPECT_EQ(test, be16_to_cpu(f.proto), ETH_P_IPV6);
 }
 
 struct bad_frame {
