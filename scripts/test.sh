@@ -136,4 +136,14 @@ for t in scripts/vm/tests/*.sh; do
 	run_test "vm/$name" vm "$LOGDIR/vm-$name" "$t"
 done
 
+# Two-VM scenarios: the same script in both VMs (scripts/vm-pair.sh).
+for t in scripts/vm/pair-tests/*.sh; do
+	name=$(basename "$t" .sh)
+	if [ $# -gt 0 ] && [[ " $* " != *" $name "* ]]; then
+		continue
+	fi
+	run_test "vm-pair/$name" bash scripts/vm-pair.sh -k "$k612" \
+		-o "$LOGDIR/vm-$name" -e IPOIB_CM_MODDIR="$BUILD/6.12" -- "$t"
+done
+
 finish

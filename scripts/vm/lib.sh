@@ -197,3 +197,32 @@ PY
 	say "tcp digest: sent $(cat /tmp/digest.tx), received $(cat /tmp/digest.rx)"
 	[ -s /tmp/digest.tx ] && cmp -s /tmp/digest.tx /tmp/digest.rx
 }
+
+# Two-VM fabric (scripts/vm-pair.sh): rxe0 on this VM's virtio NIC (MTU
+# 9000).  VM_ROLE (0 or 1) picks this end's addresses: 192.0.2.(ROLE+1),
+# 2001:db8::(ROLE+1); PEER4 and PEER6 are the other end's.
+fabric_pair() {
+	ROLE=${VM_ROLE:?VM_ROLE is not set}
+	PEER4=192.0.2.$((2 - ROLE))
+	PEER6=2001:db8::$((2 - ROLE))
+	sysctl -qw net.ipv6.conf.default.accept_dad=0
+	sysctl -qw net.ipv6.conf.eth0.accept_dad=0
+	ip link set eth0 mtu 9000 up
+	rdma link add rxe0 type rxe netdev eth0
+	wait_for 60 "rxe0 active" rxe_active rxe0
+	say "fabric up: rxe0 on eth0 (role $ROLE)"
+}
+
+# Our IPoIB interface in the pair fixture, addressed and up.
+pair_host_up() {
+	sysctl -qw net.ipv4.icmp_echo_ignore_broadcasts=0
+	IB=$(ipoib_if_of rxe0) || fail "no interface on rxe0"
+	ip addr add 192.0.2.$((ROLE + 1))/24 dev "$IB"
+	ip addr add 2001:db8::$((ROLE + 1))/64 dev "$IB" nodad
+	ip link set "$IB" up
+	wait_for 60 "carrier on $IB" carrier_up_here "$IB"
+}
+
+carrier_up_here() {
+	ip -o link show "$1" | grep -q 'LOWER_UP'
+}
