@@ -24,7 +24,7 @@ set -euo pipefail
 kdir=""
 outdir=""
 timeout=900
-mem=3G
+mem=2G
 cpus=2
 envs=()
 verbose=0

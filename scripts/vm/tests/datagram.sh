@@ -64,6 +64,13 @@ iperf_check 30 || fail "iperf3 byte counts differ"
 tcp_digest_check 16 || fail "a 16 MiB TCP transfer arrived damaged or short"
 in0 ip -s link show "$IB0"
 
+# The carrier follows the port: veth1 down takes rxe1's port down.
+ip link set veth1 down
+wait_for 30 "carrier off on $IB1" carrier_down ns1 "$IB1"
+ip link set veth1 up
+wait_for 60 "carrier back on $IB1" carrier_up ns1 "$IB1"
+in0 ping -c 1 -W 10 192.0.2.2 > /dev/null || fail "no ping after the port came back"
+
 # Remove rxe1 under traffic: its interface goes, then comes back.
 in1 iperf3 -s -1 > /dev/null 2>&1 &
 spid=$!
