@@ -167,7 +167,6 @@ static int ipoib_mcast_join_roce(struct ipoib_priv *priv,
 	ipv6_eth_mc_map((struct in6_addr *)mc->mgid.raw, mac);
 	ipoib_roce_ah_attr(priv, &mc->mgid, mac, &attr);
 	ah = ipoib_ah_create(priv, &attr);
-	rdma_destroy_ah_attr(&attr);
 	if (IS_ERR(ah))
 		return PTR_ERR(ah);
 	if (sendonly)
@@ -282,7 +281,6 @@ static int ipoib_mcast_join_ib(struct ipoib_priv *priv, struct ipoib_mcast *mc,
 	if (ret)
 		goto err_free;
 	ah = ipoib_ah_create(priv, &attr);
-	rdma_destroy_ah_attr(&attr);
 	if (IS_ERR(ah)) {
 		ret = PTR_ERR(ah);
 		goto err_free;

@@ -33,24 +33,36 @@
 
 /* Address handles */
 
+/**
+ * ipoib_ah_create - create a reference-counted address handle
+ * @priv: the interface
+ * @attr: its attributes, whose references (the GID attribute) are
+ *	  released here, whatever the outcome
+ */
 struct ipoib_ah *ipoib_ah_create(struct ipoib_priv *priv,
 				 struct rdma_ah_attr *attr)
 {
 	struct ipoib_ah *ah;
+	int ret;
 
 	ah = kzalloc(sizeof(*ah), GFP_KERNEL);
-	if (!ah)
-		return ERR_PTR(-ENOMEM);
+	if (!ah) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	ah->ah = rdma_create_ah(priv->pd, attr, RDMA_CREATE_AH_SLEEPABLE);
 	if (IS_ERR(ah->ah)) {
-		int ret = PTR_ERR(ah->ah);
-
+		ret = PTR_ERR(ah->ah);
 		kfree(ah);
-		return ERR_PTR(ret);
+		goto out;
 	}
 	kref_init(&ah->ref);
 	ah->priv = priv;
+	rdma_destroy_ah_attr(attr);
 	return ah;
+out:
+	rdma_destroy_ah_attr(attr);
+	return ERR_PTR(ret);
 }
 
 static void ipoib_ah_release(struct kref *ref)
@@ -93,7 +105,7 @@ void ipoib_ah_reap_work(struct work_struct *work)
  * @priv: the interface
  * @dgid: the destination GID (unicast or multicast)
  * @dmac: the destination MAC
- * @attr: filled; release with rdma_destroy_ah_attr()
+ * @attr: filled; ipoib_ah_create() releases it
  */
 int ipoib_roce_ah_attr(struct ipoib_priv *priv, const union ib_gid *dgid,
 		       const u8 *dmac, struct rdma_ah_attr *attr)
@@ -206,15 +218,12 @@ static bool ipoib_gid_to_mac(const union ib_gid *gid, u8 *mac)
 	return true;
 }
 
-static void ipoib_path_roce_finish(struct ipoib_path *path, const u8 *mac)
+/* Resolution succeeded: make the address handle and finish the path. */
+static void ipoib_path_finish(struct ipoib_path *path,
+			      struct rdma_ah_attr *attr)
 {
-	struct ipoib_priv *priv = path->priv;
-	struct rdma_ah_attr attr;
-	struct ipoib_ah *ah;
+	struct ipoib_ah *ah = ipoib_ah_create(path->priv, attr);
 
-	ipoib_roce_ah_attr(priv, &path->dgid, mac, &attr);
-	ah = ipoib_ah_create(priv, &attr);
-	rdma_destroy_ah_attr(&attr);
 	if (IS_ERR(ah))
 		ipoib_path_done(path, NULL, PTR_ERR(ah));
 	else
@@ -228,13 +237,15 @@ static void ipoib_path_roce_finish(struct ipoib_path *path, const u8 *mac)
  */
 static void ipoib_path_resolve_roce(struct ipoib_path *path)
 {
+	struct rdma_ah_attr attr;
 	u8 mac[ETH_ALEN];
 
 	if (!ipoib_gid_to_mac(&path->dgid, mac)) {
 		ipoib_path_done(path, NULL, -EADDRNOTAVAIL);
 		return;
 	}
-	ipoib_path_roce_finish(path, mac);
+	ipoib_roce_ah_attr(path->priv, &path->dgid, mac, &attr);
+	ipoib_path_finish(path, &attr);
 }
 
 static void ipoib_path_rec_done(int status, struct sa_path_rec *rec,
@@ -243,7 +254,6 @@ static void ipoib_path_rec_done(int status, struct sa_path_rec *rec,
 	struct ipoib_path *path = ctx;
 	struct ipoib_priv *priv = path->priv;
 	struct rdma_ah_attr attr;
-	struct ipoib_ah *ah;
 
 	spin_lock_bh(&priv->lock);
 	path->query = NULL;
@@ -258,12 +268,7 @@ static void ipoib_path_rec_done(int status, struct sa_path_rec *rec,
 		ipoib_path_done(path, NULL, status);
 		return;
 	}
-	ah = ipoib_ah_create(priv, &attr);
-	rdma_destroy_ah_attr(&attr);
-	if (IS_ERR(ah))
-		ipoib_path_done(path, NULL, PTR_ERR(ah));
-	else
-		ipoib_path_done(path, ah, 0);
+	ipoib_path_finish(path, &attr);
 }
 
 static void ipoib_path_resolve_ib(struct ipoib_path *path)
