@@ -379,9 +379,10 @@ void ipoib_netdev_destroy(struct net_device *dev)
 	struct ipoib_priv *priv = ipoib_priv(dev);
 
 	unregister_netdev(dev);
+	/* First the port task: it may kick the multicast task. */
+	cancel_work_sync(&priv->carrier_work);
 	cancel_delayed_work_sync(&priv->mcast_work);
 	cancel_delayed_work_sync(&priv->path_gc_work);
-	cancel_work_sync(&priv->carrier_work);
 	cancel_work_sync(&priv->restart_work);
 	ipoib_path_wait_resolutions(priv);
 	/* Address handles freed by the last resolutions and sends. */
