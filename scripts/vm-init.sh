@@ -18,8 +18,21 @@ ln -sfn /proc/self/fd/2 /dev/stderr
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
+# The checkout this script belongs to may itself live under one of the
+# directories that become tmpfs (a CI clone in /tmp, say): carry it over.
+topdir=$(cd "$(dirname "$0")/.." && pwd)
 for d in /tmp /run /var/tmp /var/lib /var/log /root; do
-	mount -t tmpfs tmpfs "$d"
+	case $topdir/ in
+	"$d"/*)
+		mount --bind "$topdir" /mnt
+		mount -t tmpfs tmpfs "$d"
+		mkdir -p "$topdir"
+		mount --move /mnt "$topdir"
+		;;
+	*)
+		mount -t tmpfs tmpfs "$d"
+		;;
+	esac
 done
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
