@@ -7,7 +7,6 @@
 #   make install            install into /lib/modules/<release>/updates
 #   make check              the full test suite (see README.md)
 #   make demo               boot the test VM and show the module working
-#   make bench              benchmarks (see README.md)
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 PWD_ := $(CURDIR)
@@ -33,7 +32,4 @@ check:
 demo:
 	bash scripts/demo.sh
 
-bench:
-	bash scripts/bench.sh
-
-.PHONY: all modules kunit install clean check demo bench
+.PHONY: all modules kunit install clean check demo
