@@ -421,15 +421,8 @@ static void ipoib_path_release_all(struct ipoib_priv *priv,
 	}
 }
 
-/**
- * ipoib_path_flush - forget every path
- * @priv: the interface
- *
- * On ifdown and whenever what a path was built from may have changed:
- * port state, our GID, the P_Key.  Resolutions in flight finish on dead
- * paths and throw their result away.
- */
-void ipoib_path_flush(struct ipoib_priv *priv)
+/* Forget every path, or only those idle for IPOIB_PATH_IDLE. */
+static void ipoib_path_prune(struct ipoib_priv *priv, bool all)
 {
 	struct sk_buff_head drops;
 	struct ipoib_path *path;
@@ -440,9 +433,24 @@ void ipoib_path_flush(struct ipoib_priv *priv)
 	__skb_queue_head_init(&drops);
 	spin_lock_bh(&priv->lock);
 	hash_for_each_safe(priv->paths, bkt, tmp, path, node)
-		ipoib_path_unlink(priv, path, &drops, &dead);
+		if (all || (!path->resolving &&
+			    time_after(jiffies, path->used + IPOIB_PATH_IDLE)))
+			ipoib_path_unlink(priv, path, &drops, &dead);
 	spin_unlock_bh(&priv->lock);
 	ipoib_path_release_all(priv, &drops, &dead);
+}
+
+/**
+ * ipoib_path_flush - forget every path
+ * @priv: the interface
+ *
+ * On ifdown and whenever what a path was built from may have changed:
+ * port state, our GID, the P_Key.  Resolutions in flight finish on dead
+ * paths and throw their result away.
+ */
+void ipoib_path_flush(struct ipoib_priv *priv)
+{
+	ipoib_path_prune(priv, true);
 }
 
 /* Wait until no resolution is in flight (the interface is going away). */
@@ -460,19 +468,7 @@ void ipoib_path_gc_work(struct work_struct *work)
 {
 	struct ipoib_priv *priv = container_of(to_delayed_work(work),
 					       struct ipoib_priv, path_gc_work);
-	struct sk_buff_head drops;
-	struct ipoib_path *path;
-	struct hlist_node *tmp;
-	LIST_HEAD(dead);
-	int bkt;
 
-	__skb_queue_head_init(&drops);
-	spin_lock_bh(&priv->lock);
-	hash_for_each_safe(priv->paths, bkt, tmp, path, node)
-		if (!path->resolving &&
-		    time_after(jiffies, path->used + IPOIB_PATH_IDLE))
-			ipoib_path_unlink(priv, path, &drops, &dead);
-	spin_unlock_bh(&priv->lock);
-	ipoib_path_release_all(priv, &drops, &dead);
+	ipoib_path_prune(priv, false);
 	queue_delayed_work(priv->wq, &priv->path_gc_work, IPOIB_PATH_GC_PERIOD);
 }
