@@ -13,11 +13,14 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
+#include <linux/seq_file.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/u64_stats_sync.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <rdma/ib_cm.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_sa.h>
 #include <rdma/ib_verbs.h>
@@ -161,6 +164,7 @@ struct ipoib_path {
 	unsigned int backoff;		/* seconds, doubles per failure */
 	unsigned long used;		/* jiffies of the last send */
 	struct work_struct resolve_work;
+	struct sa_path_rec *rec;	/* InfiniBand: what the SA answered */
 	struct ib_sa_query *query;	/* InfiniBand: SA path query */
 	int query_id;
 };
@@ -211,6 +215,239 @@ enum {
 	IPOIB_FLAG_MCAST_REJOIN,	/* leave every group, then join again */
 };
 
+/*
+ * Connected mode (RFC 4755): one RC connection per peer and direction, or
+ * per peer with the bidirectional option.  The life of a connection is a
+ * small state machine (ipoib_cm_state.c): events come from the CM, from
+ * completions and from the driver's own tasks; each (state, event) pair
+ * gives the next state and one action, carried out by ipoib_cm.c.
+ */
+enum ipoib_cm_state {
+	IPOIB_CM_NEW,		/* active: waiting for the start task */
+	IPOIB_CM_REQ_SENT,	/* active: QP in INIT, REQ out */
+	IPOIB_CM_REP_SENT,	/* passive: QP in RTR, REP out */
+	IPOIB_CM_LIVE,		/* QP in RTS: packets flow */
+	IPOIB_CM_FAILED,	/* active: setup failed, UD until retry_at */
+	IPOIB_CM_CLOSING,	/* being torn down; absorbs every event */
+	IPOIB_CM_STATE_MAX
+};
+
+enum ipoib_cm_event {
+	IPOIB_CM_EV_START,	/* the start task sends the REQ */
+	IPOIB_CM_EV_REP,	/* REP received (active side) */
+	IPOIB_CM_EV_RTU,	/* RTU received (passive side) */
+	IPOIB_CM_EV_COMM_EST,	/* the CM says established (receive in RTR) */
+	IPOIB_CM_EV_REJ,	/* REJ received, or our own setup failed */
+	IPOIB_CM_EV_LOST,	/* REQ or REP unanswered */
+	IPOIB_CM_EV_CROSSED,	/* REQs crossed and the peer's REQ won */
+	IPOIB_CM_EV_DREQ,	/* the peer disconnects */
+	IPOIB_CM_EV_ERROR,	/* transport error: completion or QP event */
+	IPOIB_CM_EV_IDLE,	/* unused for cm_idle_timeout */
+	IPOIB_CM_EV_RETRY,	/* a packet for a failed peer, backoff over */
+	IPOIB_CM_EV_SHUTDOWN,	/* mode switch, ifdown, device removal */
+	IPOIB_CM_EV_MAX
+};
+
+enum ipoib_cm_action {
+	IPOIB_CM_ACT_NONE,	/* unexpected here: ignored */
+	IPOIB_CM_ACT_CONNECT,	/* REQ goes out */
+	IPOIB_CM_ACT_ESTABLISH,	/* QP to RTS, send the held packets */
+	IPOIB_CM_ACT_FALLBACK,	/* held packets to UD, retry later */
+	IPOIB_CM_ACT_YIELD,	/* held packets to the peer's connection */
+	IPOIB_CM_ACT_CLOSE,	/* tear down and forget */
+};
+
+struct ipoib_cm_transition {
+	u8 next;		/* enum ipoib_cm_state */
+	u8 action;		/* enum ipoib_cm_action */
+};
+
+struct ipoib_cm_transition ipoib_cm_fsm(enum ipoib_cm_state state,
+					enum ipoib_cm_event event);
+extern const char *const ipoib_cm_state_names[IPOIB_CM_STATE_MAX];
+extern const char *const ipoib_cm_event_names[IPOIB_CM_EV_MAX];
+
+/* Connected-mode counters (debugfs "stats"). */
+enum ipoib_cm_stat {
+	IPOIB_CM_ST_ACTIVE_UP,		/* connections we opened */
+	IPOIB_CM_ST_PASSIVE_UP,		/* connections we accepted */
+	IPOIB_CM_ST_REQ_REJECTED,	/* REQs we refused */
+	IPOIB_CM_ST_BAD_REQ,		/* of which malformed */
+	IPOIB_CM_ST_NO_QP,		/* of which over the no-SRQ cap */
+	IPOIB_CM_ST_FAILED,		/* our REQs that failed: UD fallback */
+	IPOIB_CM_ST_FALLBACK_TX,	/* packets sent over UD meanwhile */
+	IPOIB_CM_ST_IETF_RETRY,		/* REQs redialled on the RFC's ID */
+	IPOIB_CM_ST_CROSSED,		/* crossing REQs resolved */
+	IPOIB_CM_ST_IDLE_REAPED,	/* connections closed for idleness */
+	IPOIB_CM_ST_CLOSED,		/* connections torn down, any reason */
+	IPOIB_CM_ST_COMM_EST,		/* RTS reached before the RTU */
+	IPOIB_CM_ST_HELD,		/* packets held until RTS */
+	IPOIB_CM_ST_FLUSHED,		/* held packets sent on RTS */
+	IPOIB_CM_ST_HOLD_DROPPED,	/* held packets dropped */
+	IPOIB_CM_ST_TOO_BIG,		/* ICMP "too big" sent */
+	IPOIB_CM_ST_TX_PACKETS,		/* sent over RC */
+	IPOIB_CM_ST_TX_BYTES,
+	IPOIB_CM_ST_RX_PACKETS,		/* received over RC */
+	IPOIB_CM_ST_RX_BYTES,
+	IPOIB_CM_ST_TX_ERRORS,		/* RC sends completed in error */
+	IPOIB_CM_ST_RX_NO_CONN,		/* receives for a closed connection */
+	IPOIB_CM_ST_RX_GROWN,		/* no-SRQ: receives added on use */
+	IPOIB_CM_ST_SRQ_LIMIT,		/* SRQ limit events */
+	IPOIB_CM_ST_MAX
+};
+
+extern const char *const ipoib_cm_stat_names[IPOIB_CM_ST_MAX];
+
+/* A receive buffer of connected mode: page fragments, no linear part. */
+#define IPOIB_CM_RX_MTU_MAX	(65520 + IPOIB_ENCAP_LEN)
+#define IPOIB_CM_MAX_FRAGS	DIV_ROUND_UP(IPOIB_CM_RX_MTU_MAX, PAGE_SIZE)
+
+struct ipoib_cm_conn;
+
+struct ipoib_cm_rx_buf {
+	struct ib_cqe cqe;
+	struct ipoib_cm_conn *conn;	/* no-SRQ: the QP it is posted on */
+	struct page *pages[IPOIB_CM_MAX_FRAGS];
+	u64 dma[IPOIB_CM_MAX_FRAGS];
+};
+
+/* One RC connection and its QP. */
+struct ipoib_cm_conn {
+	struct hlist_node node;		/* priv->cm.conns, under cm.lock */
+	struct list_head poll_node;	/* priv->cm.poll_list */
+	struct list_head reap_node;	/* priv->cm.reap_list */
+	struct rcu_head rcu;
+	struct ipoib_priv *priv;
+
+	u8 addr[IPOIB_HWADDR_LEN];	/* the peer's link address */
+	union ib_gid gid;		/* the peer's port GID */
+	u32 qpn;			/* the peer's UD QPN */
+	bool active;			/* we sent the REQ */
+	enum ipoib_cm_state state;	/* under cm.lock */
+	bool reaping;			/* on the reap list */
+	bool on_poll_list;		/* under cm.poll_lock */
+	bool ietf_sid;			/* dial the RFC's Service ID */
+	bool est_notified;		/* ib_cm_notify() done */
+	bool yield;			/* closing: packets to another conn */
+	bool sendable;			/* QP in RTS with a send ring; lock */
+	unsigned int backoff;		/* seconds before the next REQ */
+	unsigned long retry_at;		/* FAILED: no REQ before this */
+	unsigned long last_used;	/* jiffies of the last packet */
+	unsigned long created;
+
+	struct ib_cm_id *id;		/* under cm.lock */
+	struct ib_qp *qp;
+	u32 qp_num;
+	struct ipoib_ah *ah;		/* active: the UD path, for fallback */
+	struct sa_path_rec *path_rec;	/* active on InfiniBand: from the SA */
+	u32 mtu;			/* IP MTU of the connection */
+
+	/* The send side, under lock. */
+	spinlock_t lock;
+	struct ib_cq *send_cq;		/* armed only in RTS */
+	struct ipoib_tx_buf *tx_ring;	/* NULL: this QP never sends */
+	unsigned int tx_size;
+	unsigned int tx_head;
+	unsigned int tx_tail;
+	unsigned int max_send_sge;
+	struct sk_buff_head queue;	/* held before RTS, or ring full */
+
+	/* The receive side (no-SRQ backend), written by the CM NAPI. */
+	struct ipoib_cm_rx_buf *rx_ring;
+	unsigned int rx_max;		/* ring depth */
+	unsigned int rx_used;		/* buffers allocated so far */
+	unsigned int rx_posted;		/* on the QP now */
+	bool rx_counted;		/* counted against the no-SRQ cap */
+
+	struct work_struct start_work;
+	struct delayed_work rtu_work;
+	struct work_struct event_work;
+	unsigned long qp_events;	/* bits: 0 COMM_EST, 1 fatal */
+
+	/* Per-connection counters, shown in debugfs. */
+	u64 tx_packets, tx_bytes, rx_packets, rx_bytes;
+	u64 held, dropped;
+};
+
+/*
+ * A receive backend: where the receive buffers of RC QPs live.  The SRQ
+ * backend shares one SRQ among every QP; the no-SRQ backend gives each QP
+ * its own ring, one buffer on opened QPs that grows as it is consumed.
+ */
+struct ipoib_cm_rx_ops {
+	const char *name;
+	int (*start)(struct ipoib_priv *priv);
+	void (*stop)(struct ipoib_priv *priv);
+	/* Admission of a new QP; a REQ over the limit is rejected. */
+	int (*admit)(struct ipoib_cm_conn *conn);
+	void (*qp_attr)(struct ipoib_cm_conn *conn,
+			struct ib_qp_init_attr *attr);
+	/* The QP is in INIT: post what it needs before the peer sends. */
+	int (*qp_ready)(struct ipoib_cm_conn *conn);
+	/* Which connection a completion belongs to (NULL if gone). */
+	struct ipoib_cm_conn *(*conn_of)(struct ipoib_priv *priv,
+					 struct ipoib_cm_rx_buf *buf,
+					 struct ib_wc *wc);
+	/* A buffer came back; give it (refilled) to the HCA again. */
+	void (*repost)(struct ipoib_priv *priv, struct ipoib_cm_conn *conn,
+		       struct ipoib_cm_rx_buf *buf, bool consumed);
+	/* Every receive of the QP has completed (it is in ERR). */
+	bool (*drained)(struct ipoib_cm_conn *conn);
+	void (*release)(struct ipoib_cm_conn *conn);
+	void (*show)(struct seq_file *m, struct ipoib_cm_conn *conn);
+};
+
+extern const struct ipoib_cm_rx_ops ipoib_cm_srq_ops;
+extern const struct ipoib_cm_rx_ops ipoib_cm_nosrq_ops;
+
+struct ipoib_cm_dev {
+	bool admin;			/* mode is "connected" */
+	bool running;			/* listening, receive backend up */
+	bool stopping;
+	const struct ipoib_cm_rx_ops *ops;
+	unsigned int rx_mtu;		/* what a receive buffer holds */
+	unsigned int rx_frags;		/* pages per receive buffer */
+	unsigned int max_mtu;		/* interface MTU in connected mode */
+
+	spinlock_t lock;		/* conns, states, ids */
+	DECLARE_HASHTABLE(conns, 8);
+	unsigned int nr_conns;
+	struct xarray qpns;		/* QPN -> conn, for receives */
+	struct ib_cm_id *listen[2];	/* OFED and IETF Service IDs */
+
+	struct napi_struct napi;	/* RC receives and sends */
+	struct ib_cq *recv_cq;		/* every RC QP's receive CQ */
+	spinlock_t poll_lock;
+	struct list_head poll_list;	/* conns whose send CQ fired */
+
+	/* SRQ backend */
+	struct ib_srq *srq;
+	struct ipoib_cm_rx_buf *srq_ring;
+	unsigned int srq_size;
+	struct work_struct srq_limit_work;
+
+	/* no-SRQ backend */
+	atomic_t nosrq_conns;
+
+	struct workqueue_struct *wq;	/* ordered: start, reap, idle */
+	struct list_head reap_list;	/* under lock */
+	struct work_struct reap_work;
+	struct delayed_work idle_work;
+	wait_queue_head_t drain_wait;
+
+	struct dentry *debugfs;
+	u32 rtu_delay_ms;		/* debugfs, tests only */
+	struct ib_wc wc[16];
+	atomic64_t stats[IPOIB_CM_ST_MAX];
+};
+
+/* Module parameters (ipoib_main.c). */
+extern bool ipoib_cm_default;
+extern bool ipoib_cm_use_srq;
+extern bool ipoib_cm_bidirectional;
+extern unsigned int ipoib_cm_max_nosrq;
+extern unsigned int ipoib_cm_idle_timeout;
+
 /* The state of one IPoIB interface (netdev_priv()). */
 struct ipoib_priv {
 	struct net_device *netdev;
@@ -258,6 +495,7 @@ struct ipoib_priv {
 	struct delayed_work path_gc_work;
 
 	struct ib_wc wc[16];		/* NAPI's completion batch */
+	struct ipoib_cm_dev cm;
 	struct ipoib_stats stats;
 	atomic64_t drops[IPOIB_DROP_MAX];
 };
@@ -265,6 +503,12 @@ struct ipoib_priv {
 static inline struct ipoib_priv *ipoib_priv(const struct net_device *dev)
 {
 	return netdev_priv(dev);
+}
+
+static inline void ipoib_cm_count(struct ipoib_priv *priv,
+				  enum ipoib_cm_stat what, u64 n)
+{
+	atomic64_add(n, &priv->cm.stats[what]);
 }
 
 static inline void ipoib_count_drop(struct ipoib_priv *priv,
@@ -300,6 +544,9 @@ void ipoib_path_xmit(struct ipoib_priv *priv, struct sk_buff *skb,
 void ipoib_path_flush(struct ipoib_priv *priv);
 void ipoib_path_wait_resolutions(struct ipoib_priv *priv);
 void ipoib_path_gc_work(struct work_struct *work);
+bool ipoib_gid_to_mac(const union ib_gid *gid, u8 *mac);
+int ipoib_path_get_rec(struct ipoib_priv *priv, const union ib_gid *gid,
+		       struct sa_path_rec *rec);
 
 /* ipoib_mcast.c */
 void ipoib_mcast_xmit(struct ipoib_priv *priv, struct sk_buff *skb,
@@ -309,6 +556,70 @@ void ipoib_mcast_stop(struct ipoib_priv *priv);
 void ipoib_mcast_kick(struct ipoib_priv *priv);
 bool ipoib_mcast_is_broadcast(struct ipoib_priv *priv,
 			      const union ib_gid *mgid);
+
+/* ipoib_cm.c */
+int ipoib_cm_init(struct ipoib_priv *priv);
+void ipoib_cm_cleanup(struct ipoib_priv *priv);
+int ipoib_cm_start(struct ipoib_priv *priv);
+void ipoib_cm_stop(struct ipoib_priv *priv);
+int ipoib_set_mode(struct ipoib_priv *priv, bool connected);
+void ipoib_cm_event(struct ipoib_cm_conn *conn, enum ipoib_cm_event ev);
+struct ipoib_cm_conn *ipoib_cm_conn_alloc(struct ipoib_priv *priv,
+					  const union ib_gid *gid, u32 qpn,
+					  bool active, gfp_t gfp);
+void ipoib_cm_conn_insert(struct ipoib_cm_conn *conn);
+struct ipoib_cm_conn *ipoib_cm_lookup(struct ipoib_priv *priv,
+				      const union ib_gid *gid, u32 qpn,
+				      bool active);
+int ipoib_cm_create_qp(struct ipoib_cm_conn *conn);
+int ipoib_cm_handler(struct ib_cm_id *id, const struct ib_cm_event *event);
+void ipoib_cm_pdata_local(struct ipoib_priv *priv, u8 *buf);
+bool ipoib_cm_enabled(struct ipoib_priv *priv);
+
+/* ipoib_cm_tx.c */
+bool ipoib_cm_xmit(struct ipoib_priv *priv, struct sk_buff *skb,
+		   const u8 *daddr, struct ipoib_ah *ah);
+void ipoib_cm_start_work(struct work_struct *work);
+void ipoib_cm_rtu_work(struct work_struct *work);
+int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn,
+			 const struct ib_cm_event *event);
+void ipoib_cm_rej_handler(struct ipoib_cm_conn *conn,
+			  const struct ib_cm_event *event);
+void ipoib_cm_tx_flush(struct ipoib_cm_conn *conn);
+void ipoib_cm_tx_fallback(struct ipoib_cm_conn *conn);
+void ipoib_cm_tx_yield(struct ipoib_cm_conn *conn);
+void ipoib_cm_tx_cq_event(struct ib_cq *cq, void *ctx);
+void ipoib_cm_poll_tx(struct ipoib_priv *priv);
+int ipoib_cm_tx_drain(struct ipoib_cm_conn *conn);
+void ipoib_cm_tx_release(struct ipoib_cm_conn *conn);
+
+/* ipoib_cm_rx.c */
+int ipoib_cm_req_handler(struct ib_cm_id *id, const struct ib_cm_event *ev);
+void ipoib_cm_establish(struct ipoib_cm_conn *conn);
+void ipoib_cm_recv_done(struct ib_cq *cq, struct ib_wc *wc);
+int ipoib_cm_rx_buf_fill(struct ipoib_priv *priv, struct ipoib_cm_rx_buf *buf,
+			 gfp_t gfp);
+void ipoib_cm_rx_buf_free(struct ipoib_priv *priv,
+			  struct ipoib_cm_rx_buf *buf);
+void ipoib_cm_rx_wr(struct ipoib_priv *priv, struct ipoib_cm_rx_buf *buf,
+		    struct ib_recv_wr *wr, struct ib_sge *sge);
+int ipoib_cm_napi_poll(struct napi_struct *napi, int budget);
+
+/* ipoib_cm_debugfs.c */
+void ipoib_debugfs_init(void);
+void ipoib_debugfs_exit(void);
+void ipoib_cm_debugfs_add(struct ipoib_priv *priv);
+void ipoib_cm_debugfs_del(struct ipoib_priv *priv);
+
+/* ipoib_sysfs.c */
+extern const struct attribute_group ipoib_attr_group;
+
+/* ipoib_ud.c: shared with the RC send path */
+int ipoib_tx_map(struct ipoib_priv *priv, struct ipoib_tx_buf *buf,
+		 struct sk_buff *skb, struct ib_sge *sge);
+void ipoib_tx_unmap(struct ipoib_priv *priv, struct ipoib_tx_buf *buf);
+void ipoib_too_big(struct ipoib_priv *priv, struct sk_buff *skb,
+		   unsigned int mtu);
 
 extern struct ib_sa_client ipoib_sa_client;
 

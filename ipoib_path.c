@@ -146,6 +146,7 @@ static void ipoib_path_free(struct kref *ref)
 	struct ipoib_path *path = container_of(ref, struct ipoib_path, ref);
 
 	ipoib_ah_put(path->ah);
+	kfree(path->rec);
 	kfree(path);
 }
 
@@ -202,7 +203,7 @@ static void ipoib_path_done(struct ipoib_path *path, struct ipoib_ah *ah,
 }
 
 /* fe80::/64 with an EUI-64 interface ID gives the MAC directly. */
-static bool ipoib_gid_to_mac(const union ib_gid *gid, u8 *mac)
+bool ipoib_gid_to_mac(const union ib_gid *gid, u8 *mac)
 {
 	const u8 *g = gid->raw;
 
@@ -253,6 +254,7 @@ static void ipoib_path_rec_done(int status, struct sa_path_rec *rec,
 {
 	struct ipoib_path *path = ctx;
 	struct ipoib_priv *priv = path->priv;
+	struct sa_path_rec *copy;
 	struct rdma_ah_attr attr;
 
 	spin_lock_bh(&priv->lock);
@@ -268,6 +270,12 @@ static void ipoib_path_rec_done(int status, struct sa_path_rec *rec,
 		ipoib_path_done(path, NULL, status);
 		return;
 	}
+	/* Connected mode dials the peer along the same path. */
+	copy = kmemdup(rec, sizeof(*rec), GFP_ATOMIC);
+	spin_lock_bh(&priv->lock);
+	swap(path->rec, copy);
+	spin_unlock_bh(&priv->lock);
+	kfree(copy);
 	ipoib_path_finish(path, &attr);
 }
 
@@ -358,8 +366,12 @@ void ipoib_path_xmit(struct ipoib_priv *priv, struct sk_buff *skb,
 	if (ah) {
 		kref_get(&ah->ref);
 		spin_unlock(&priv->lock);
-		skb_pull(skb, IPOIB_PSEUDO_LEN);
-		ipoib_ud_send(priv, skb, ah, qpn);
+		if (!(ipoib_hwaddr_flags(daddr) & IPOIB_FLAG_RC) ||
+		    !ipoib_cm_enabled(priv) ||
+		    !ipoib_cm_xmit(priv, skb, daddr, ah)) {
+			skb_pull(skb, IPOIB_PSEUDO_LEN);
+			ipoib_ud_send(priv, skb, ah, qpn);
+		}
 		ipoib_ah_put(ah);
 		return;
 	}
@@ -386,6 +398,30 @@ drop:
 	spin_unlock(&priv->lock);
 	ipoib_count_drop(priv, why);
 	dev_kfree_skb_any(skb);
+}
+
+/**
+ * ipoib_path_get_rec - the SA path record to a peer (InfiniBand)
+ * @priv: the interface
+ * @gid: the peer's GID
+ * @rec: filled on success
+ *
+ * Returns 0, or -EHOSTUNREACH when no resolved path is cached.
+ */
+int ipoib_path_get_rec(struct ipoib_priv *priv, const union ib_gid *gid,
+		       struct sa_path_rec *rec)
+{
+	struct ipoib_path *path;
+	int ret = -EHOSTUNREACH;
+
+	spin_lock_bh(&priv->lock);
+	path = ipoib_path_find(priv, gid);
+	if (path && path->rec) {
+		*rec = *path->rec;
+		ret = 0;
+	}
+	spin_unlock_bh(&priv->lock);
+	return ret;
 }
 
 /*

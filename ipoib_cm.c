@@ -1,0 +1,816 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Connected mode (RFC 4755): the connection table, CM event dispatch,
+ * listening, the mode switch and reaping.
+ *
+ * Locking:
+ *   priv->cm.lock (BH)   the table, every connection's state and cm_id.
+ *   conn->lock (BH)      a connection's send ring, queue, QP and send CQ;
+ *                        nests inside cm.lock.
+ *   priv->cm.poll_lock   connections whose send CQ fired (any context).
+ * A connection is freed after an RCU grace period: the NAPI poll and the
+ * QPN lookup of receive completions find it without taking cm.lock.
+ *
+ * Teardown never relies on IB_EVENT_QP_LAST_WQE_REACHED (rxe on 6.1 never
+ * raises it): the QP goes to ERR, its flushed sends are polled from its
+ * own CQ, its flushed receives (no-SRQ) are counted down by the NAPI
+ * poll, and a completion that arrives for a QP already destroyed finds no
+ * connection under its QPN and is dropped.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/jhash.h>
+#include <linux/rtnetlink.h>
+#include <linux/slab.h>
+#include <rdma/ib_cache.h>
+
+#include "ipoib.h"
+#include "ipoib_compat.h"
+
+#define IPOIB_CM_DRAIN_TIMEOUT	(5 * HZ)
+
+/* Connections are found by the peer's GID and UD QPN, not its flags. */
+static u32 ipoib_cm_hash(const union ib_gid *gid, u32 qpn)
+{
+	return jhash(gid->raw, sizeof(gid->raw), qpn);
+}
+
+/* Connected mode is on and the interface is up: RC may be used. */
+bool ipoib_cm_enabled(struct ipoib_priv *priv)
+{
+	return READ_ONCE(priv->cm.running);
+}
+
+/**
+ * ipoib_cm_lookup - find a connection that can carry a packet to a peer
+ * @priv: the interface; cm.lock held
+ * @gid: the peer's GID
+ * @qpn: the peer's UD QPN
+ * @active: only a connection we opened
+ *
+ * Closing connections are skipped.  With @active false (the bidirectional
+ * option) a live connection in either direction wins over one being set
+ * up, and ours over the peer's.
+ */
+struct ipoib_cm_conn *ipoib_cm_lookup(struct ipoib_priv *priv,
+				      const union ib_gid *gid, u32 qpn,
+				      bool active)
+{
+	struct ipoib_cm_conn *conn, *best = NULL;
+	int score, best_score = -1;
+
+	lockdep_assert_held(&priv->cm.lock);
+	hash_for_each_possible(priv->cm.conns, conn, node,
+			       ipoib_cm_hash(gid, qpn)) {
+		if (conn->qpn != qpn ||
+		    memcmp(conn->gid.raw, gid->raw, sizeof(gid->raw)) ||
+		    conn->state == IPOIB_CM_CLOSING)
+			continue;
+		if (active && !conn->active)
+			continue;
+		/* Live beats pending beats failed; ours beats the peer's. */
+		score = conn->active;
+		if (conn->state == IPOIB_CM_LIVE)
+			score += 4;
+		else if (conn->state != IPOIB_CM_FAILED)
+			score += 2;
+		if (score > best_score) {
+			best = conn;
+			best_score = score;
+		}
+	}
+	return best;
+}
+
+/**
+ * ipoib_cm_conn_alloc - a new connection, not yet in the table
+ * @priv: the interface
+ * @gid: the peer's GID
+ * @qpn: the peer's UD QPN
+ * @active: we open it
+ * @gfp: allocation context
+ */
+struct ipoib_cm_conn *ipoib_cm_conn_alloc(struct ipoib_priv *priv,
+					  const union ib_gid *gid, u32 qpn,
+					  bool active, gfp_t gfp)
+{
+	struct ipoib_cm_conn *conn;
+
+	conn = kzalloc(sizeof(*conn), gfp);
+	if (!conn)
+		return NULL;
+	conn->priv = priv;
+	conn->gid = *gid;
+	conn->qpn = qpn & IPOIB_QPN_MASK;
+	ipoib_hwaddr_build(conn->addr, IPOIB_FLAG_RC, conn->qpn, gid);
+	conn->active = active;
+	conn->state = active ? IPOIB_CM_NEW : IPOIB_CM_REP_SENT;
+	conn->created = jiffies;
+	conn->last_used = jiffies;
+	spin_lock_init(&conn->lock);
+	skb_queue_head_init(&conn->queue);
+	INIT_LIST_HEAD(&conn->poll_node);
+	INIT_LIST_HEAD(&conn->reap_node);
+	INIT_WORK(&conn->start_work, ipoib_cm_start_work);
+	INIT_DELAYED_WORK(&conn->rtu_work, ipoib_cm_rtu_work);
+	return conn;
+}
+
+/* Add a connection to the table; cm.lock held. */
+void ipoib_cm_conn_insert(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_priv *priv = conn->priv;
+
+	lockdep_assert_held(&priv->cm.lock);
+	hash_add(priv->cm.conns, &conn->node,
+		 ipoib_cm_hash(&conn->gid, conn->qpn));
+	priv->cm.nr_conns++;
+}
+
+static void ipoib_cm_qp_event_work(struct work_struct *work)
+{
+	struct ipoib_cm_conn *conn = container_of(work, struct ipoib_cm_conn,
+						  event_work);
+	struct ipoib_priv *priv = conn->priv;
+
+	if (test_and_clear_bit(0, &conn->qp_events)) {
+		spin_lock_bh(&priv->cm.lock);
+		if (conn->id && conn->state == IPOIB_CM_REP_SENT)
+			ib_cm_notify(conn->id, IB_EVENT_COMM_EST);
+		spin_unlock_bh(&priv->cm.lock);
+	}
+	if (test_and_clear_bit(1, &conn->qp_events))
+		ipoib_cm_event(conn, IPOIB_CM_EV_ERROR);
+}
+
+/* QP events arrive in any context: note them, act in process context. */
+static void ipoib_cm_qp_event(struct ib_event *event, void *ctx)
+{
+	struct ipoib_cm_conn *conn = ctx;
+
+	switch (event->event) {
+	case IB_EVENT_COMM_EST:
+		set_bit(0, &conn->qp_events);
+		break;
+	case IB_EVENT_QP_FATAL:
+	case IB_EVENT_QP_REQ_ERR:
+	case IB_EVENT_QP_ACCESS_ERR:
+	case IB_EVENT_PATH_MIG_ERR:
+		set_bit(1, &conn->qp_events);
+		break;
+	default:
+		/* LAST_WQE_REACHED among them: teardown does not wait for it. */
+		return;
+	}
+	queue_work(conn->priv->cm.wq, &conn->event_work);
+}
+
+/**
+ * ipoib_cm_create_qp - the RC QP of a connection, with its send CQ
+ * @conn: the connection; the receive backend decides on receives
+ *
+ * A connection that may send (ours, or any with the bidirectional option)
+ * gets a send ring; others keep one send WR so the QP is well formed.
+ */
+int ipoib_cm_create_qp(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_priv *priv = conn->priv;
+	struct ib_cq_init_attr cq_attr = {};
+	struct ib_qp_init_attr attr = {};
+	bool sends = conn->active || ipoib_cm_bidirectional;
+	unsigned int i;
+	int ret;
+
+	INIT_WORK(&conn->event_work, ipoib_cm_qp_event_work);
+	conn->tx_size = sends ? ipoib_sendq_size : 1;
+	if (sends) {
+		conn->tx_ring = kvcalloc(conn->tx_size, sizeof(*conn->tx_ring),
+					 GFP_KERNEL);
+		if (!conn->tx_ring)
+			return -ENOMEM;
+	}
+
+	cq_attr.cqe = conn->tx_size;
+	conn->send_cq = ib_create_cq(priv->ibdev, ipoib_cm_tx_cq_event, NULL,
+				     conn, &cq_attr);
+	if (IS_ERR(conn->send_cq)) {
+		ret = PTR_ERR(conn->send_cq);
+		conn->send_cq = NULL;
+		goto err_ring;
+	}
+
+	attr.event_handler = ipoib_cm_qp_event;
+	attr.qp_context = conn;
+	attr.send_cq = conn->send_cq;
+	attr.recv_cq = priv->cm.recv_cq;
+	attr.cap.max_send_wr = conn->tx_size;
+	attr.cap.max_send_sge = sends ?
+		min_t(u32, priv->ibdev->attrs.max_send_sge,
+		      MAX_SKB_FRAGS + 1) : 1;
+	attr.sq_sig_type = IB_SIGNAL_ALL_WR;
+	attr.qp_type = IB_QPT_RC;
+	priv->cm.ops->qp_attr(conn, &attr);
+	conn->qp = ib_create_qp(priv->pd, &attr);
+	if (IS_ERR(conn->qp)) {
+		ret = PTR_ERR(conn->qp);
+		conn->qp = NULL;
+		goto err_cq;
+	}
+	conn->qp_num = conn->qp->qp_num;
+	conn->max_send_sge = attr.cap.max_send_sge;
+	for (i = 0; conn->tx_ring && i < conn->tx_size; i++)
+		conn->tx_ring[i].cqe.done = NULL;	/* set by the poller */
+
+	ret = xa_insert_bh(&priv->cm.qpns, conn->qp_num, conn, GFP_KERNEL);
+	if (ret)
+		goto err_qp;
+	return 0;
+
+err_qp:
+	ib_destroy_qp(conn->qp);
+	conn->qp = NULL;
+err_cq:
+	ib_destroy_cq(conn->send_cq);
+	conn->send_cq = NULL;
+err_ring:
+	kvfree(conn->tx_ring);
+	conn->tx_ring = NULL;
+	return ret;
+}
+
+/* Free what ipoib_cm_create_qp() made; the QP is in ERR and drained. */
+static void ipoib_cm_destroy_qp(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_priv *priv = conn->priv;
+	struct ib_qp *qp;
+
+	spin_lock_bh(&conn->lock);
+	qp = conn->qp;
+	conn->qp = NULL;
+	spin_unlock_bh(&conn->lock);
+	if (!qp)
+		return;
+	xa_erase_bh(&priv->cm.qpns, conn->qp_num);
+	ib_destroy_qp(qp);
+	cancel_work_sync(&conn->event_work);
+	conn->qp_events = 0;
+	ipoib_cm_tx_release(conn);
+	priv->cm.ops->release(conn);
+}
+
+/* Take a connection's QP down: ERR, CM id gone, completions consumed. */
+static void ipoib_cm_teardown(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_priv *priv = conn->priv;
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct ib_cm_id *id;
+
+	spin_lock_bh(&conn->lock);
+	conn->sendable = false;
+	spin_unlock_bh(&conn->lock);
+	cancel_delayed_work_sync(&conn->rtu_work);
+	spin_lock_bh(&priv->cm.lock);
+	id = conn->id;
+	conn->id = NULL;
+	spin_unlock_bh(&priv->cm.lock);
+	/* Sends a DREQ on an established connection, a REJ on a pending one. */
+	if (id)
+		ib_destroy_cm_id(id);
+	if (!conn->qp)
+		return;
+
+	if (ib_modify_qp(conn->qp, &attr, IB_QP_STATE))
+		netdev_warn(priv->netdev, "cannot move RC QP 0x%06x to ERR\n",
+			    conn->qp_num);
+	if (ipoib_cm_tx_drain(conn))
+		netdev_warn(priv->netdev,
+			    "RC QP 0x%06x: sends not flushed in time\n",
+			    conn->qp_num);
+	if (!wait_event_timeout(priv->cm.drain_wait,
+				priv->cm.ops->drained(conn),
+				IPOIB_CM_DRAIN_TIMEOUT))
+		netdev_warn(priv->netdev,
+			    "RC QP 0x%06x: receives not flushed in time\n",
+			    conn->qp_num);
+	ipoib_cm_destroy_qp(conn);
+}
+
+static void ipoib_cm_free(struct ipoib_cm_conn *conn)
+{
+	ipoib_ah_put(conn->ah);
+	kfree(conn->path_rec);
+	kfree_rcu(conn, rcu);
+}
+
+/* Forget a closed connection: off the table, and freed after RCU. */
+static void ipoib_cm_forget(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_priv *priv = conn->priv;
+	struct sk_buff *skb;
+	unsigned int n = 0;
+
+	while ((skb = skb_dequeue(&conn->queue))) {
+		dev_kfree_skb_any(skb);
+		n++;
+	}
+	if (n) {
+		ipoib_cm_count(priv, IPOIB_CM_ST_HOLD_DROPPED, n);
+		atomic64_add(n, &priv->drops[IPOIB_DROP_NOT_READY]);
+	}
+
+	spin_lock_irq(&priv->cm.poll_lock);
+	if (conn->on_poll_list) {
+		list_del_init(&conn->poll_node);
+		conn->on_poll_list = false;
+	}
+	spin_unlock_irq(&priv->cm.poll_lock);
+
+	spin_lock_bh(&priv->cm.lock);
+	hash_del(&conn->node);
+	priv->cm.nr_conns--;
+	spin_unlock_bh(&priv->cm.lock);
+	wake_up(&priv->cm.drain_wait);
+	ipoib_cm_free(conn);
+}
+
+static void ipoib_cm_reap_work(struct work_struct *work)
+{
+	struct ipoib_priv *priv = container_of(work, struct ipoib_priv,
+					       cm.reap_work);
+	struct ipoib_cm_conn *conn;
+	enum ipoib_cm_state state;
+
+	for (;;) {
+		spin_lock_bh(&priv->cm.lock);
+		conn = list_first_entry_or_null(&priv->cm.reap_list,
+						struct ipoib_cm_conn,
+						reap_node);
+		if (conn)
+			list_del_init(&conn->reap_node);
+		spin_unlock_bh(&priv->cm.lock);
+		if (!conn)
+			break;
+
+		/* A start task still queued would find the QP gone. */
+		cancel_work_sync(&conn->start_work);
+		ipoib_cm_teardown(conn);
+
+		spin_lock_bh(&priv->cm.lock);
+		state = conn->state;
+		spin_unlock_bh(&priv->cm.lock);
+
+		if (state == IPOIB_CM_FAILED) {
+			ipoib_cm_tx_fallback(conn);
+		} else {
+			if (conn->yield)
+				ipoib_cm_tx_yield(conn);
+			ipoib_cm_count(priv, IPOIB_CM_ST_CLOSED, 1);
+			ipoib_cm_forget(conn);
+		}
+	}
+}
+
+/* Queue a connection for the reaper; cm.lock held. */
+static void ipoib_cm_queue_reap(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_priv *priv = conn->priv;
+
+	if (conn->reaping)
+		return;
+	conn->reaping = true;
+	list_add_tail(&conn->reap_node, &priv->cm.reap_list);
+	queue_work(priv->cm.wq, &priv->cm.reap_work);
+}
+
+/**
+ * ipoib_cm_event - feed an event to a connection's state machine
+ * @conn: the connection
+ * @ev: what happened
+ *
+ * Process or softirq context.  The transition is made under cm.lock; the
+ * action is carried out here (ESTABLISH, in process context only) or by
+ * the reaper (CLOSE, FALLBACK, YIELD).
+ */
+void ipoib_cm_event(struct ipoib_cm_conn *conn, enum ipoib_cm_event ev)
+{
+	struct ipoib_priv *priv = conn->priv;
+	struct ipoib_cm_transition t;
+	enum ipoib_cm_state old;
+
+	spin_lock_bh(&priv->cm.lock);
+	old = conn->state;
+	t = ipoib_cm_fsm(old, ev);
+	conn->state = t.next;
+	switch (t.action) {
+	case IPOIB_CM_ACT_FALLBACK:
+		conn->backoff = clamp(conn->backoff * 2, 1U, 64U);
+		conn->retry_at = jiffies + conn->backoff * HZ;
+		ipoib_cm_count(priv, IPOIB_CM_ST_FAILED, 1);
+		ipoib_cm_queue_reap(conn);
+		break;
+	case IPOIB_CM_ACT_YIELD:
+		conn->yield = true;
+		ipoib_cm_queue_reap(conn);
+		break;
+	case IPOIB_CM_ACT_CLOSE:
+		ipoib_cm_queue_reap(conn);
+		break;
+	default:
+		break;
+	}
+	spin_unlock_bh(&priv->cm.lock);
+
+	if (old != t.next)
+		netdev_dbg(priv->netdev, "%s connection to %pI6/0x%06x: %s -> %s on %s\n",
+			   conn->active ? "active" : "passive", conn->gid.raw,
+			   conn->qpn, ipoib_cm_state_names[old],
+			   ipoib_cm_state_names[t.next],
+			   ipoib_cm_event_names[ev]);
+	if (t.action == IPOIB_CM_ACT_ESTABLISH)
+		ipoib_cm_establish(conn);
+}
+
+/* The CM events of one connection (REQs go to ipoib_cm_req_handler). */
+int ipoib_cm_handler(struct ib_cm_id *id, const struct ib_cm_event *event)
+{
+	struct ipoib_cm_conn *conn = id->context;
+
+	switch (event->event) {
+	case IB_CM_REP_RECEIVED:
+		return ipoib_cm_rep_handler(conn, event);
+	case IB_CM_RTU_RECEIVED:
+		ipoib_cm_event(conn, IPOIB_CM_EV_RTU);
+		break;
+	case IB_CM_USER_ESTABLISHED:
+		ipoib_cm_count(conn->priv, IPOIB_CM_ST_COMM_EST, 1);
+		ipoib_cm_event(conn, IPOIB_CM_EV_COMM_EST);
+		break;
+	case IB_CM_REJ_RECEIVED:
+		ipoib_cm_rej_handler(conn, event);
+		break;
+	case IB_CM_REQ_ERROR:
+	case IB_CM_REP_ERROR:
+		ipoib_cm_event(conn, IPOIB_CM_EV_LOST);
+		break;
+	case IB_CM_DREQ_RECEIVED:
+		ib_send_cm_drep(id, NULL, 0);
+		ipoib_cm_event(conn, IPOIB_CM_EV_DREQ);
+		break;
+	default:
+		/* DREP, DREQ_ERROR, TIMEWAIT_EXIT, MRA: nothing to do. */
+		break;
+	}
+	return 0;
+}
+
+/* Our private data: UD QPN and the receive MTU our buffers hold. */
+void ipoib_cm_pdata_local(struct ipoib_priv *priv, u8 *buf)
+{
+	struct ipoib_cm_pdata pd = {
+		.qpn = priv->qp->qp_num,
+		.rx_mtu = priv->cm.rx_mtu,
+	};
+
+	ipoib_cm_pdata_pack(buf, &pd);
+}
+
+static int ipoib_cm_listen(struct ipoib_priv *priv)
+{
+	static const u64 bases[] = { IPOIB_CM_SID_OFED, IPOIB_CM_SID_IETF };
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(bases); i++) {
+		struct ib_cm_id *id;
+
+		id = ib_create_cm_id(priv->ibdev, ipoib_cm_req_handler, priv);
+		if (IS_ERR(id)) {
+			ret = PTR_ERR(id);
+			goto err;
+		}
+		ret = ib_cm_listen(id, ipoib_cm_service_id(bases[i],
+							   priv->qp->qp_num));
+		if (ret) {
+			ib_destroy_cm_id(id);
+			netdev_err(priv->netdev,
+				   "cannot listen on Service ID 0x%016llx: %d\n",
+				   bases[i] | priv->qp->qp_num, ret);
+			goto err;
+		}
+		priv->cm.listen[i] = id;
+	}
+	return 0;
+err:
+	while (i--) {
+		ib_destroy_cm_id(priv->cm.listen[i]);
+		priv->cm.listen[i] = NULL;
+	}
+	return ret;
+}
+
+static void ipoib_cm_srq_event(struct ib_event *event, void *ctx)
+{
+	struct ipoib_priv *priv = ctx;
+
+	if (event->event == IB_EVENT_SRQ_LIMIT_REACHED) {
+		ipoib_cm_count(priv, IPOIB_CM_ST_SRQ_LIMIT, 1);
+		queue_work(priv->cm.wq, &priv->cm.srq_limit_work);
+	}
+}
+
+static void ipoib_cm_recv_cq_event(struct ib_cq *cq, void *ctx)
+{
+	struct ipoib_priv *priv = ctx;
+
+	napi_schedule(&priv->cm.napi);
+}
+
+/**
+ * ipoib_cm_start - connected mode on a running interface
+ * @priv: the interface; RTNL and transport_lock held
+ *
+ * Creates the RC receive CQ and the receive backend, then listens.
+ */
+int ipoib_cm_start(struct ipoib_priv *priv)
+{
+	struct ib_cq_init_attr cq_attr = {};
+	unsigned int cqe;
+	int ret;
+
+	lockdep_assert_held(&priv->transport_lock);
+	if (priv->cm.running || !priv->cm.admin)
+		return 0;
+
+	cqe = ipoib_recvq_size;
+	if (priv->cm.ops == &ipoib_cm_nosrq_ops)
+		cqe = ipoib_recvq_size * max(ipoib_cm_max_nosrq, 1U);
+	cq_attr.cqe = min_t(u32, cqe, priv->ibdev->attrs.max_cqe);
+	priv->cm.recv_cq = ib_create_cq(priv->ibdev, ipoib_cm_recv_cq_event,
+					ipoib_cm_srq_event, priv, &cq_attr);
+	if (IS_ERR(priv->cm.recv_cq)) {
+		ret = PTR_ERR(priv->cm.recv_cq);
+		priv->cm.recv_cq = NULL;
+		goto err;
+	}
+
+	priv->cm.stopping = false;
+	ret = priv->cm.ops->start(priv);
+	if (ret)
+		goto err_cq;
+
+	napi_enable(&priv->cm.napi);
+	ib_req_notify_cq(priv->cm.recv_cq, IB_CQ_NEXT_COMP);
+
+	ret = ipoib_cm_listen(priv);
+	if (ret)
+		goto err_napi;
+	WRITE_ONCE(priv->cm.running, true);
+	queue_delayed_work(priv->cm.wq, &priv->cm.idle_work, HZ);
+	netdev_info(priv->netdev,
+		    "connected mode: %s receives, receive MTU %u, listening on 0x%016llx and 0x%016llx\n",
+		    priv->cm.ops->name, priv->cm.rx_mtu,
+		    IPOIB_CM_SID_OFED | priv->qp->qp_num,
+		    IPOIB_CM_SID_IETF | priv->qp->qp_num);
+	return 0;
+
+err_napi:
+	napi_disable(&priv->cm.napi);
+	priv->cm.stopping = true;
+	priv->cm.ops->stop(priv);
+err_cq:
+	ib_destroy_cq(priv->cm.recv_cq);
+	priv->cm.recv_cq = NULL;
+err:
+	netdev_err(priv->netdev, "cannot start connected mode: %d\n", ret);
+	return ret;
+}
+
+/* Consume what is left in the receive CQ; the NAPI context is disabled. */
+static void ipoib_cm_drain_recv_cq(struct ipoib_priv *priv)
+{
+	int n, i;
+
+	local_bh_disable();
+	while ((n = ib_poll_cq(priv->cm.recv_cq, ARRAY_SIZE(priv->cm.wc),
+			       priv->cm.wc)) > 0)
+		for (i = 0; i < n; i++)
+			priv->cm.wc[i].wr_cqe->done(priv->cm.recv_cq,
+						    &priv->cm.wc[i]);
+	local_bh_enable();
+}
+
+/**
+ * ipoib_cm_stop - leave connected mode on a running interface
+ * @priv: the interface; RTNL and transport_lock held
+ *
+ * Stops listening, closes every connection (DREQ to established peers),
+ * waits for the reaper, then frees the receive backend.
+ */
+void ipoib_cm_stop(struct ipoib_priv *priv)
+{
+	struct ipoib_cm_conn *conn;
+	struct hlist_node *tmp;
+	unsigned int i;
+	int bkt;
+
+	lockdep_assert_held(&priv->transport_lock);
+	if (!priv->cm.running)
+		return;
+	WRITE_ONCE(priv->cm.running, false);
+
+	for (i = 0; i < ARRAY_SIZE(priv->cm.listen); i++) {
+		ib_destroy_cm_id(priv->cm.listen[i]);
+		priv->cm.listen[i] = NULL;
+	}
+	cancel_delayed_work_sync(&priv->cm.idle_work);
+
+	/* Nothing new is created now: close what there is. */
+	spin_lock_bh(&priv->cm.lock);
+	priv->cm.stopping = true;
+	hash_for_each_safe(priv->cm.conns, bkt, tmp, conn, node) {
+		struct ipoib_cm_transition t;
+
+		t = ipoib_cm_fsm(conn->state, IPOIB_CM_EV_SHUTDOWN);
+		conn->state = t.next;
+		ipoib_cm_queue_reap(conn);
+	}
+	spin_unlock_bh(&priv->cm.lock);
+	flush_workqueue(priv->cm.wq);
+	if (priv->cm.nr_conns)
+		netdev_warn(priv->netdev, "%u connections left after stop\n",
+			    priv->cm.nr_conns);
+
+	napi_disable(&priv->cm.napi);
+	ipoib_cm_drain_recv_cq(priv);
+	cancel_work_sync(&priv->cm.srq_limit_work);
+	priv->cm.ops->stop(priv);
+	ib_destroy_cq(priv->cm.recv_cq);
+	priv->cm.recv_cq = NULL;
+	netdev_info(priv->netdev, "connected mode stopped\n");
+}
+
+/* Close connections nobody used for cm_idle_timeout seconds. */
+static void ipoib_cm_idle_work(struct work_struct *work)
+{
+	struct ipoib_priv *priv = container_of(to_delayed_work(work),
+					       struct ipoib_priv,
+					       cm.idle_work.work);
+	unsigned int timeout = READ_ONCE(ipoib_cm_idle_timeout);
+	struct ipoib_cm_conn *conn, *idle[16];
+	unsigned int n = 0, i;
+	int bkt;
+
+	if (timeout) {
+		spin_lock_bh(&priv->cm.lock);
+		hash_for_each(priv->cm.conns, bkt, conn, node) {
+			if (n == ARRAY_SIZE(idle))
+				break;
+			if (conn->reaping ||
+			    !time_after(jiffies, READ_ONCE(conn->last_used) +
+					timeout * HZ))
+				continue;
+			if (conn->state == IPOIB_CM_LIVE ||
+			    conn->state == IPOIB_CM_REP_SENT ||
+			    conn->state == IPOIB_CM_FAILED)
+				idle[n++] = conn;
+		}
+		spin_unlock_bh(&priv->cm.lock);
+		/* The table's lock is dropped, but only the reaper frees. */
+		for (i = 0; i < n; i++) {
+			netdev_dbg(priv->netdev, "closing idle connection to %pI6/0x%06x\n",
+				   idle[i]->gid.raw, idle[i]->qpn);
+			ipoib_cm_count(priv, IPOIB_CM_ST_IDLE_REAPED, 1);
+			ipoib_cm_event(idle[i], IPOIB_CM_EV_IDLE);
+		}
+	}
+	queue_delayed_work(priv->cm.wq, &priv->cm.idle_work,
+			   timeout ? clamp(timeout * HZ / 4, HZ, 60 * HZ) :
+			   60 * HZ);
+}
+
+static void ipoib_cm_srq_limit_work(struct work_struct *work)
+{
+	struct ipoib_priv *priv = container_of(work, struct ipoib_priv,
+					       cm.srq_limit_work);
+	struct ib_srq_attr attr = { .srq_limit = priv->cm.srq_size / 4 };
+
+	/* The limit event is one-shot on rxe: arm it again. */
+	if (priv->cm.srq && ib_modify_srq(priv->cm.srq, &attr, IB_SRQ_LIMIT))
+		netdev_dbg(priv->netdev, "cannot re-arm the SRQ limit\n");
+	napi_schedule(&priv->cm.napi);
+}
+
+static void ipoib_cm_set_rc_flag(struct ipoib_priv *priv, bool on)
+{
+	struct net_device *dev = priv->netdev;
+	u8 addr[IPOIB_HWADDR_LEN];
+
+	memcpy(addr, dev->dev_addr, sizeof(addr));
+	addr[0] = on ? IPOIB_FLAG_RC : 0;
+	dev_addr_set(dev, addr);
+	if (dev->reg_state == NETREG_REGISTERED)
+		call_netdevice_notifiers(NETDEV_CHANGEADDR, dev);
+}
+
+/**
+ * ipoib_set_mode - switch between datagram and connected mode
+ * @priv: the interface; RTNL held
+ * @connected: the wanted mode
+ *
+ * Connected mode raises the MTU to what RC receive buffers hold (65520),
+ * datagram mode brings it back to the UD MTU.  Packets in flight on the
+ * connections being closed are lost; nothing else is.
+ */
+int ipoib_set_mode(struct ipoib_priv *priv, bool connected)
+{
+	struct net_device *dev = priv->netdev;
+	int ret = 0;
+
+	ASSERT_RTNL();
+	if (priv->cm.admin == connected)
+		return 0;
+
+	mutex_lock(&priv->transport_lock);
+	priv->cm.admin = connected;
+	if (connected) {
+		if (netif_running(dev))
+			ret = ipoib_cm_start(priv);
+		if (ret)
+			priv->cm.admin = false;
+	} else {
+		ipoib_cm_stop(priv);
+	}
+	mutex_unlock(&priv->transport_lock);
+	if (ret)
+		return ret;
+
+	ipoib_cm_set_rc_flag(priv, connected);
+	if (connected) {
+		dev->max_mtu = priv->cm.max_mtu;
+		dev_set_mtu(dev, priv->cm.max_mtu);
+	} else {
+		dev->max_mtu = priv->ud_mtu;
+		if (dev->mtu > priv->ud_mtu)
+			dev_set_mtu(dev, priv->ud_mtu);
+	}
+	/* Routes learnt a path MTU under the other mode. */
+	ipoib_path_flush(priv);
+	netdev_info(dev, "mode %s, MTU %u\n",
+		    connected ? "connected" : "datagram", dev->mtu);
+	return 0;
+}
+
+/**
+ * ipoib_cm_init - connected-mode state of a new interface
+ * @priv: the interface, its UD QP created, not registered yet
+ */
+int ipoib_cm_init(struct ipoib_priv *priv)
+{
+	struct ipoib_cm_dev *cm = &priv->cm;
+	const struct ib_device_attr *a = &priv->ibdev->attrs;
+	unsigned int frags;
+
+	spin_lock_init(&cm->lock);
+	spin_lock_init(&cm->poll_lock);
+	hash_init(cm->conns);
+	xa_init_flags(&cm->qpns, XA_FLAGS_LOCK_BH);
+	INIT_LIST_HEAD(&cm->poll_list);
+	INIT_LIST_HEAD(&cm->reap_list);
+	INIT_WORK(&cm->reap_work, ipoib_cm_reap_work);
+	INIT_WORK(&cm->srq_limit_work, ipoib_cm_srq_limit_work);
+	INIT_DELAYED_WORK(&cm->idle_work, ipoib_cm_idle_work);
+	init_waitqueue_head(&cm->drain_wait);
+
+	/* Without an SRQ (or when told so), each QP has its own ring. */
+	cm->ops = ipoib_cm_use_srq && a->max_srq ? &ipoib_cm_srq_ops :
+						   &ipoib_cm_nosrq_ops;
+	frags = IPOIB_CM_MAX_FRAGS;
+	if (cm->ops == &ipoib_cm_srq_ops)
+		frags = min_t(u32, frags, a->max_srq_sge);
+	else
+		frags = min_t(u32, frags, a->max_recv_sge);
+	cm->rx_frags = frags;
+	cm->rx_mtu = min_t(u32, frags * PAGE_SIZE, IPOIB_CM_RX_MTU_MAX);
+	cm->max_mtu = cm->rx_mtu - IPOIB_ENCAP_LEN;
+	if (cm->max_mtu < priv->ud_mtu) {
+		netdev_warn(priv->netdev, "RC receive buffers too small: datagram mode only\n");
+		cm->max_mtu = priv->ud_mtu;
+	}
+
+	cm->wq = alloc_ordered_workqueue("%s-cm-%s-%u", WQ_MEM_RECLAIM,
+					 DRV_NAME, dev_name(&priv->ibdev->dev),
+					 priv->port_num);
+	if (!cm->wq)
+		return -ENOMEM;
+	netif_napi_add(priv->netdev, &cm->napi, ipoib_cm_napi_poll);
+	cm->admin = ipoib_cm_default;
+	return 0;
+}
+
+void ipoib_cm_cleanup(struct ipoib_priv *priv)
+{
+	netif_napi_del(&priv->cm.napi);
+	destroy_workqueue(priv->cm.wq);
+	xa_destroy(&priv->cm.qpns);
+}

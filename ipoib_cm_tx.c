@@ -1,0 +1,713 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Connected mode, the sending side: choosing RC for a packet, opening a
+ * connection (REQ, REP, RTU), the per-connection send ring and its
+ * completions, and the fallback to UD when a peer cannot be reached.
+ *
+ * Packets for a connection that is not in RTS yet are held on it, in
+ * order, and sent when it gets there; its send CQ is neither armed nor
+ * polled until then.  A connection whose ring is full queues on its own,
+ * so one slow peer never stops the interface's queue.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/delay.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+
+#include "ipoib.h"
+#include "ipoib_compat.h"
+
+/* Packets waiting on one connection: held before RTS, or ring full. */
+#define IPOIB_CM_QUEUE_LEN	256
+#define IPOIB_CM_PLT		18	/* packet lifetime, as rdma_cm on RoCE */
+#define IPOIB_CM_RESPONSE	18	/* CM response timeout, ~1 s */
+#define IPOIB_CM_MAX_RETRIES	6
+/* RFC 4755 7.1: keep RC retransmission short next to TCP's timers. */
+#define IPOIB_CM_RETRY_COUNT	3
+#define IPOIB_CM_RNR_RETRY	7	/* forever: ride out a receive shortfall */
+#define IPOIB_CM_WC_BATCH	8
+
+static void ipoib_cm_send_done(struct ib_cq *cq, struct ib_wc *wc);
+
+/* Post one packet (pseudo header still in front); conn->lock held. */
+static int ipoib_cm_post(struct ipoib_cm_conn *conn, struct sk_buff *skb)
+{
+	struct ipoib_priv *priv = conn->priv;
+	struct ib_sge sge[MAX_SKB_FRAGS + 1];
+	struct ib_send_wr wr = {};
+	struct ipoib_tx_buf *buf;
+	int ret;
+
+	skb_pull(skb, IPOIB_PSEUDO_LEN);
+	if (skb_shinfo(skb)->nr_frags >= conn->max_send_sge &&
+	    skb_linearize(skb)) {
+		ipoib_count_drop(priv, IPOIB_DROP_NO_MEM);
+		goto drop;
+	}
+	buf = &conn->tx_ring[conn->tx_head & (conn->tx_size - 1)];
+	buf->cqe.done = ipoib_cm_send_done;
+	if (ipoib_tx_map(priv, buf, skb, sge)) {
+		ipoib_count_drop(priv, IPOIB_DROP_NO_MEM);
+		goto drop;
+	}
+	wr.wr_cqe = &buf->cqe;
+	wr.sg_list = sge;
+	wr.num_sge = buf->nr_dma;
+	wr.opcode = IB_WR_SEND;
+	wr.send_flags = IB_SEND_SIGNALED;
+	ret = ib_post_send(conn->qp, &wr, NULL);
+	if (unlikely(ret)) {
+		netdev_dbg(priv->netdev, "RC post_send failed: %d\n", ret);
+		ipoib_tx_unmap(priv, buf);
+		buf->skb = NULL;
+		ipoib_count_drop(priv, IPOIB_DROP_TX_ERROR);
+		goto drop;
+	}
+	conn->tx_head++;
+	return 0;
+
+drop:
+	conn->dropped++;
+	dev_kfree_skb_any(skb);
+	return -EIO;
+}
+
+static bool ipoib_cm_too_big(struct ipoib_cm_conn *conn, struct sk_buff *skb)
+{
+	return skb->len > conn->mtu + IPOIB_HARD_LEN;
+}
+
+/*
+ * Send what waits on the connection, as far as the ring allows; packets
+ * over the connection's MTU go to @too_big for an ICMP error once the
+ * lock is dropped.  conn->lock held.
+ */
+static void ipoib_cm_push(struct ipoib_cm_conn *conn,
+			  struct sk_buff_head *too_big)
+{
+	struct sk_buff *skb;
+
+	if (!conn->sendable)
+		return;
+	while (conn->tx_head - conn->tx_tail < conn->tx_size &&
+	       (skb = __skb_dequeue(&conn->queue))) {
+		if (ipoib_cm_too_big(conn, skb))
+			__skb_queue_tail(too_big, skb);
+		else
+			ipoib_cm_post(conn, skb);
+	}
+}
+
+/* Answer packets over a connection's MTU with ICMP, outside any lock. */
+static void ipoib_cm_icmp(struct ipoib_cm_conn *conn,
+			  struct sk_buff_head *too_big)
+{
+	struct sk_buff *skb;
+
+	while ((skb = __skb_dequeue(too_big))) {
+		ipoib_cm_count(conn->priv, IPOIB_CM_ST_TOO_BIG, 1);
+		skb_pull(skb, IPOIB_PSEUDO_LEN);
+		ipoib_too_big(conn->priv, skb, conn->mtu);
+	}
+}
+
+/*
+ * A packet for a connection; conn->lock held.  Sent at once when the
+ * connection is in RTS and nothing waits before it, else queued.
+ */
+static void ipoib_cm_send_locked(struct ipoib_cm_conn *conn,
+				 struct sk_buff *skb,
+				 struct sk_buff_head *too_big)
+{
+	struct ipoib_priv *priv = conn->priv;
+	bool ready = conn->sendable;
+
+	if (ready && skb_queue_empty(&conn->queue) &&
+	    conn->tx_head - conn->tx_tail < conn->tx_size) {
+		if (ipoib_cm_too_big(conn, skb))
+			__skb_queue_tail(too_big, skb);
+		else
+			ipoib_cm_post(conn, skb);
+		return;
+	}
+	if (skb_queue_len(&conn->queue) >= IPOIB_CM_QUEUE_LEN) {
+		conn->dropped++;
+		if (!ready)
+			ipoib_cm_count(priv, IPOIB_CM_ST_HOLD_DROPPED, 1);
+		ipoib_count_drop(priv, IPOIB_DROP_QUEUE_FULL);
+		dev_kfree_skb_any(skb);
+		return;
+	}
+	if (!ready) {
+		conn->held++;
+		ipoib_cm_count(priv, IPOIB_CM_ST_HELD, 1);
+	}
+	__skb_queue_tail(&conn->queue, skb);
+}
+
+/**
+ * ipoib_cm_xmit - send a unicast packet over RC if the peer allows it
+ * @priv: the interface, in connected mode
+ * @skb: starts with the pseudo header
+ * @daddr: the destination link address, RC flag set
+ * @ah: the UD address handle of the path (kept for fallback)
+ *
+ * Called from ndo_start_xmit.  Returns true if @skb was consumed (sent,
+ * held or dropped), false if it should go over UD: the peer's connection
+ * failed and its retry time has not come, or no memory for a new one.
+ */
+bool ipoib_cm_xmit(struct ipoib_priv *priv, struct sk_buff *skb,
+		   const u8 *daddr, struct ipoib_ah *ah)
+{
+	struct sk_buff_head too_big;
+	struct ipoib_cm_conn *conn;
+	u32 qpn = ipoib_hwaddr_qpn(daddr);
+	union ib_gid gid;
+
+	ipoib_hwaddr_gid(daddr, &gid);
+	spin_lock(&priv->cm.lock);
+	if (unlikely(!priv->cm.running || priv->cm.stopping)) {
+		spin_unlock(&priv->cm.lock);
+		return false;
+	}
+	conn = ipoib_cm_lookup(priv, &gid, qpn, !ipoib_cm_bidirectional);
+	if (!conn) {
+		conn = ipoib_cm_conn_alloc(priv, &gid, qpn, true, GFP_ATOMIC);
+		if (!conn) {
+			spin_unlock(&priv->cm.lock);
+			return false;
+		}
+		kref_get(&ah->ref);
+		conn->ah = ah;
+		ipoib_cm_conn_insert(conn);
+		queue_work(priv->cm.wq, &conn->start_work);
+	} else if (conn->state == IPOIB_CM_FAILED && !conn->reaping) {
+		if (time_before(jiffies, conn->retry_at)) {
+			spin_unlock(&priv->cm.lock);
+			ipoib_cm_count(priv, IPOIB_CM_ST_FALLBACK_TX, 1);
+			return false;
+		}
+		/* Backoff over: try again, with today's address handle. */
+		conn->state = ipoib_cm_fsm(conn->state, IPOIB_CM_EV_RETRY).next;
+		kref_get(&ah->ref);
+		ipoib_ah_put(conn->ah);
+		conn->ah = ah;
+		queue_work(priv->cm.wq, &conn->start_work);
+	}
+	/* A failed connection still being reaped holds, to keep order. */
+	WRITE_ONCE(conn->last_used, jiffies);
+	__skb_queue_head_init(&too_big);
+	spin_lock(&conn->lock);
+	spin_unlock(&priv->cm.lock);
+	ipoib_cm_send_locked(conn, skb, &too_big);
+	spin_unlock(&conn->lock);
+	ipoib_cm_icmp(conn, &too_big);
+	return true;
+}
+
+/* Consume send completions; conn->lock held.  Returns how many. */
+static int ipoib_cm_poll_send(struct ipoib_cm_conn *conn, bool *error)
+{
+	struct ib_wc wc[IPOIB_CM_WC_BATCH];
+	int n, i, total = 0;
+
+	while (conn->send_cq &&
+	       (n = ib_poll_cq(conn->send_cq, ARRAY_SIZE(wc), wc)) > 0) {
+		for (i = 0; i < n; i++) {
+			if (wc[i].status != IB_WC_SUCCESS &&
+			    wc[i].status != IB_WC_WR_FLUSH_ERR)
+				*error = true;
+			wc[i].wr_cqe->done(conn->send_cq, &wc[i]);
+		}
+		total += n;
+		if (total >= (int)conn->tx_size)
+			break;
+	}
+	return total;
+}
+
+static void ipoib_cm_send_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct ipoib_cm_conn *conn = cq->cq_context;
+	struct ipoib_priv *priv = conn->priv;
+	struct ipoib_tx_buf *buf = container_of(wc->wr_cqe,
+						struct ipoib_tx_buf, cqe);
+	struct sk_buff *skb = buf->skb;
+
+	ipoib_tx_unmap(priv, buf);
+	if (likely(wc->status == IB_WC_SUCCESS)) {
+		conn->tx_packets++;
+		conn->tx_bytes += skb->len;
+		ipoib_cm_count(priv, IPOIB_CM_ST_TX_PACKETS, 1);
+		ipoib_cm_count(priv, IPOIB_CM_ST_TX_BYTES, skb->len);
+		dev_consume_skb_any(skb);
+	} else {
+		if (wc->status != IB_WC_WR_FLUSH_ERR) {
+			netdev_dbg(priv->netdev, "RC send to QP 0x%06x failed: %s\n",
+				   conn->qpn, ib_wc_status_msg(wc->status));
+			ipoib_cm_count(priv, IPOIB_CM_ST_TX_ERRORS, 1);
+		}
+		conn->dropped++;
+		ipoib_count_drop(priv, IPOIB_DROP_TX_ERROR);
+		dev_kfree_skb_any(skb);
+	}
+	buf->skb = NULL;
+	conn->tx_tail++;
+}
+
+/* A connection's send CQ fired: let the NAPI poll it. */
+void ipoib_cm_tx_cq_event(struct ib_cq *cq, void *ctx)
+{
+	struct ipoib_cm_conn *conn = ctx;
+	struct ipoib_priv *priv = conn->priv;
+	unsigned long flags;
+
+	spin_lock_irqsave(&priv->cm.poll_lock, flags);
+	if (!conn->on_poll_list) {
+		conn->on_poll_list = true;
+		list_add_tail(&conn->poll_node, &priv->cm.poll_list);
+	}
+	spin_unlock_irqrestore(&priv->cm.poll_lock, flags);
+	napi_schedule(&priv->cm.napi);
+}
+
+/*
+ * From the CM NAPI: poll the send CQs that fired, refill their rings from
+ * their queues and re-arm them.  Returns true if work is left.
+ */
+void ipoib_cm_poll_tx(struct ipoib_priv *priv)
+{
+	struct ipoib_cm_conn *conn;
+	struct sk_buff_head too_big;
+	unsigned int budget = 64;
+	bool error, again;
+
+	while (budget--) {
+		spin_lock_irq(&priv->cm.poll_lock);
+		conn = list_first_entry_or_null(&priv->cm.poll_list,
+						struct ipoib_cm_conn, poll_node);
+		if (conn) {
+			list_del_init(&conn->poll_node);
+			conn->on_poll_list = false;
+		}
+		spin_unlock_irq(&priv->cm.poll_lock);
+		if (!conn)
+			return;
+
+		/* Freed only after an RCU grace period: NAPI is a reader. */
+		error = false;
+		again = false;
+		__skb_queue_head_init(&too_big);
+		spin_lock(&conn->lock);
+		if (conn->send_cq) {
+			ipoib_cm_poll_send(conn, &error);
+			ipoib_cm_push(conn, &too_big);
+			again = ib_req_notify_cq(conn->send_cq,
+						 IB_CQ_NEXT_COMP |
+						 IB_CQ_REPORT_MISSED_EVENTS) > 0;
+		}
+		spin_unlock(&conn->lock);
+		ipoib_cm_icmp(conn, &too_big);
+		if (again)
+			ipoib_cm_tx_cq_event(NULL, conn);
+		if (error)
+			ipoib_cm_event(conn, IPOIB_CM_EV_ERROR);
+	}
+	napi_schedule(&priv->cm.napi);
+}
+
+/**
+ * ipoib_cm_tx_drain - consume every send of a QP in ERR
+ * @conn: the connection, being torn down
+ *
+ * Polls the connection's own CQ (the NAPI may do some of it too; the
+ * lock keeps them apart).  Returns 0, or -ETIMEDOUT.
+ */
+int ipoib_cm_tx_drain(struct ipoib_cm_conn *conn)
+{
+	unsigned long end = jiffies + 5 * HZ;
+	bool error = false, done;
+
+	for (;;) {
+		spin_lock_bh(&conn->lock);
+		ipoib_cm_poll_send(conn, &error);
+		done = conn->tx_head == conn->tx_tail;
+		spin_unlock_bh(&conn->lock);
+		if (done)
+			return 0;
+		if (time_after(jiffies, end))
+			return -ETIMEDOUT;
+		msleep(10);
+	}
+}
+
+/* Free the send side; the QP is destroyed. */
+void ipoib_cm_tx_release(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_priv *priv = conn->priv;
+	struct ipoib_tx_buf *ring;
+	struct ib_cq *cq;
+	unsigned int i;
+
+	spin_lock_bh(&conn->lock);
+	cq = conn->send_cq;
+	conn->send_cq = NULL;
+	ring = conn->tx_ring;
+	conn->tx_ring = NULL;
+	spin_unlock_bh(&conn->lock);
+
+	if (cq)
+		ib_destroy_cq(cq);
+	for (i = 0; ring && i < conn->tx_size; i++) {
+		if (!ring[i].skb)
+			continue;
+		ipoib_tx_unmap(priv, &ring[i]);
+		dev_kfree_skb_any(ring[i].skb);
+		ipoib_count_drop(priv, IPOIB_DROP_TX_ERROR);
+	}
+	kvfree(ring);
+	conn->tx_head = 0;
+	conn->tx_tail = 0;
+}
+
+/**
+ * ipoib_cm_tx_fallback - a connection failed: its packets go over UD
+ * @conn: the connection, FAILED, its QP gone
+ *
+ * Under the transmit lock, so no new packet for the peer overtakes the
+ * ones that waited.  From now until retry_at, ipoib_cm_xmit() sends the
+ * peer's packets over UD.
+ */
+void ipoib_cm_tx_fallback(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_priv *priv = conn->priv;
+	struct sk_buff_head waiting, too_big;
+	struct sk_buff *skb;
+
+	__skb_queue_head_init(&waiting);
+	__skb_queue_head_init(&too_big);
+	netif_tx_lock_bh(priv->netdev);
+	spin_lock(&priv->cm.lock);
+	conn->reaping = false;
+	spin_lock(&conn->lock);
+	skb_queue_splice_init(&conn->queue, &waiting);
+	spin_unlock(&conn->lock);
+	spin_unlock(&priv->cm.lock);
+
+	while ((skb = __skb_dequeue(&waiting))) {
+		ipoib_cm_count(priv, IPOIB_CM_ST_FALLBACK_TX, 1);
+		skb_pull(skb, IPOIB_PSEUDO_LEN);
+		if (skb->len > priv->ud_mtu + IPOIB_ENCAP_LEN)
+			__skb_queue_tail(&too_big, skb);
+		else
+			ipoib_ud_send(priv, skb, conn->ah, conn->qpn);
+	}
+	netif_tx_unlock_bh(priv->netdev);
+	while ((skb = __skb_dequeue(&too_big)))
+		ipoib_too_big(priv, skb, priv->ud_mtu);
+	netdev_dbg(priv->netdev, "connection to %pI6/0x%06x failed: UD for %u s\n",
+		   conn->gid.raw, conn->qpn, conn->backoff);
+}
+
+/* Path record of a RoCE peer: built here, RoCE has no SA. */
+static int ipoib_cm_roce_path(struct ipoib_priv *priv,
+			      const union ib_gid *dgid,
+			      struct sa_path_rec *rec)
+{
+	u8 mac[ETH_ALEN];
+
+	if (!ipoib_gid_to_mac(dgid, mac))
+		return -EADDRNOTAVAIL;
+	memset(rec, 0, sizeof(*rec));
+	rec->rec_type = sa_conv_gid_to_pathrec_type(priv->sgid_attr->gid_type);
+	rec->sgid = priv->gid;
+	rec->dgid = *dgid;
+	sa_path_set_dmac(rec, mac);
+	rec->roce.route_resolved = true;
+	rec->hop_limit = 64;
+	rec->pkey = cpu_to_be16(priv->pkey);
+	rec->mtu_selector = IB_SA_EQ;
+	rec->mtu = priv->mcast_ib_mtu;
+	rec->rate_selector = IB_SA_EQ;
+	rec->rate = IB_RATE_PORT_CURRENT;
+	rec->packet_life_time_selector = IB_SA_EQ;
+	rec->packet_life_time = IPOIB_CM_PLT;
+	rec->reversible = 1;
+	rec->numb_path = 1;
+	rec->sl = priv->sl;
+	return 0;
+}
+
+static int ipoib_cm_send_req(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_priv *priv = conn->priv;
+	struct ib_cm_req_param req = {};
+	u8 pdata[IPOIB_CM_PDATA_LEN];
+
+	ipoib_cm_pdata_local(priv, pdata);
+	req.primary_path = conn->path_rec;
+	req.ppath_sgid_attr = priv->sgid_attr;
+	req.service_id = ipoib_cm_service_id(conn->ietf_sid ? IPOIB_CM_SID_IETF :
+					     IPOIB_CM_SID_OFED, conn->qpn);
+	req.qp_num = conn->qp_num;
+	req.qp_type = IB_QPT_RC;
+	req.starting_psn = get_random_u32() & 0xffffff;
+	req.private_data = pdata;
+	req.private_data_len = sizeof(pdata);
+	req.remote_cm_response_timeout = IPOIB_CM_RESPONSE;
+	req.local_cm_response_timeout = IPOIB_CM_RESPONSE;
+	req.retry_count = IPOIB_CM_RETRY_COUNT;
+	req.rnr_retry_count = IPOIB_CM_RNR_RETRY;
+	req.max_cm_retries = IPOIB_CM_MAX_RETRIES;
+	req.srq = priv->cm.ops == &ipoib_cm_srq_ops;
+	return ib_send_cm_req(conn->id, &req);
+}
+
+static int ipoib_cm_qp_init(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_priv *priv = conn->priv;
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_INIT,
+		.pkey_index = priv->pkey_index,
+		.port_num = priv->port_num,
+		.qp_access_flags = 0,
+	};
+
+	return ib_modify_qp(conn->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			    IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+}
+
+/* Open a connection: path, QP in INIT with receives posted, REQ. */
+void ipoib_cm_start_work(struct work_struct *work)
+{
+	struct ipoib_cm_conn *conn = container_of(work, struct ipoib_cm_conn,
+						  start_work);
+	struct ipoib_priv *priv = conn->priv;
+	struct ipoib_cm_transition t;
+	struct ib_cm_id *id;
+	int ret;
+
+	spin_lock_bh(&priv->cm.lock);
+	ret = conn->state == IPOIB_CM_NEW && !conn->reaping ? 0 : -ESHUTDOWN;
+	spin_unlock_bh(&priv->cm.lock);
+	if (ret)
+		return;
+
+	if (!conn->path_rec) {
+		conn->path_rec = kzalloc(sizeof(*conn->path_rec), GFP_KERNEL);
+		if (!conn->path_rec) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+	}
+	if (priv->roce)
+		ret = ipoib_cm_roce_path(priv, &conn->gid, conn->path_rec);
+	else
+		ret = ipoib_path_get_rec(priv, &conn->gid, conn->path_rec);
+	if (ret)
+		goto fail;
+
+	ret = ipoib_cm_create_qp(conn);
+	if (ret)
+		goto fail;
+	ret = ipoib_cm_qp_init(conn);
+	if (!ret)
+		ret = priv->cm.ops->qp_ready(conn);
+	if (ret)
+		goto fail;
+
+	id = ib_create_cm_id(priv->ibdev, ipoib_cm_handler, conn);
+	if (IS_ERR(id)) {
+		ret = PTR_ERR(id);
+		goto fail;
+	}
+	spin_lock_bh(&priv->cm.lock);
+	t = ipoib_cm_fsm(conn->state, IPOIB_CM_EV_START);
+	if (t.action == IPOIB_CM_ACT_CONNECT) {
+		conn->state = t.next;
+		conn->id = id;
+		id = NULL;
+	}
+	spin_unlock_bh(&priv->cm.lock);
+	if (id) {
+		/* Closed meanwhile: the reaper frees the QP. */
+		ib_destroy_cm_id(id);
+		return;
+	}
+	ret = ipoib_cm_send_req(conn);
+	if (ret)
+		goto fail;
+	return;
+
+fail:
+	netdev_dbg(priv->netdev, "cannot connect to %pI6/0x%06x: %d\n",
+		   conn->gid.raw, conn->qpn, ret);
+	ipoib_cm_event(conn, IPOIB_CM_EV_REJ);
+}
+
+/* RTU, sent late on request of the tests (debugfs rtu_delay_ms). */
+void ipoib_cm_rtu_work(struct work_struct *work)
+{
+	struct ipoib_cm_conn *conn = container_of(to_delayed_work(work),
+						  struct ipoib_cm_conn,
+						  rtu_work);
+	struct ipoib_priv *priv = conn->priv;
+
+	spin_lock_bh(&priv->cm.lock);
+	if (conn->id)
+		ib_send_cm_rtu(conn->id, NULL, 0);
+	spin_unlock_bh(&priv->cm.lock);
+}
+
+static int ipoib_cm_modify(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
+			   enum ib_qp_state state)
+{
+	struct ib_qp_attr attr = { .qp_state = state };
+	int mask, ret;
+
+	ret = ib_cm_init_qp_attr(id, &attr, &mask);
+	if (!ret)
+		ret = ib_modify_qp(conn->qp, &attr, mask);
+	if (ret)
+		netdev_warn(conn->priv->netdev, "RC QP 0x%06x to %s failed: %d\n",
+			    conn->qp_num, state == IB_QPS_RTS ? "RTS" :
+			    state == IB_QPS_RTR ? "RTR" : "INIT", ret);
+	return ret;
+}
+
+/**
+ * ipoib_cm_rep_handler - the peer accepted our REQ
+ * @conn: the connection
+ * @event: the REP
+ *
+ * QP to RTR and RTS, RTU out, held packets sent.  A malformed REP is
+ * answered with a REJ and the peer served over UD.
+ */
+int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn,
+			 const struct ib_cm_event *event)
+{
+	struct ipoib_priv *priv = conn->priv;
+	struct ib_cm_id *id = conn->id;
+	u8 pdata[IPOIB_CM_PDATA_LEN];
+	struct ipoib_cm_pdata pd;
+	u32 delay;
+	int ret;
+
+	ipoib_cm_pdata_local(priv, pdata);
+	ret = ipoib_cm_pdata_unpack(event->private_data,
+				    IB_CM_REP_PRIVATE_DATA_SIZE, &pd);
+	if (ret) {
+		netdev_warn_once(priv->netdev, "malformed REP from %pI6: %d\n",
+				 conn->gid.raw, ret);
+		goto reject;
+	}
+	conn->mtu = ipoib_cm_conn_mtu(priv->cm.rx_mtu, pd.rx_mtu);
+	ret = ipoib_cm_modify(conn, id, IB_QPS_RTR);
+	if (!ret)
+		ret = ipoib_cm_modify(conn, id, IB_QPS_RTS);
+	if (ret)
+		goto reject;
+
+	delay = READ_ONCE(priv->cm.rtu_delay_ms);
+	if (delay)
+		queue_delayed_work(priv->cm.wq, &conn->rtu_work,
+				   msecs_to_jiffies(delay));
+	else
+		ib_send_cm_rtu(id, NULL, 0);
+	ipoib_cm_event(conn, IPOIB_CM_EV_REP);
+	return 0;
+
+reject:
+	ib_send_cm_rej(id, IB_CM_REJ_CONSUMER_DEFINED, NULL, 0, pdata,
+		       sizeof(pdata));
+	ipoib_cm_event(conn, IPOIB_CM_EV_REJ);
+	return 0;
+}
+
+/**
+ * ipoib_cm_rej_handler - a REJ for a connection
+ * @conn: the connection
+ * @event: the REJ
+ *
+ * A peer that does not know the Service ID Linux uses is dialled again
+ * on RFC 4755's own.  With the bidirectional option, a Consumer Reject
+ * from a peer whose address is smaller is the losing half of crossing
+ * REQs (RFC 4755 3.3): its own REQ brings the connection.
+ */
+void ipoib_cm_rej_handler(struct ipoib_cm_conn *conn,
+			  const struct ib_cm_event *event)
+{
+	struct ipoib_priv *priv = conn->priv;
+	int reason = event->param.rej_rcvd.reason;
+
+	netdev_dbg(priv->netdev, "REJ from %pI6/0x%06x, reason %d\n",
+		   conn->gid.raw, conn->qpn, reason);
+	if (conn->active && reason == IB_CM_REJ_INVALID_SERVICE_ID &&
+	    !conn->ietf_sid) {
+		conn->ietf_sid = true;
+		ipoib_cm_count(priv, IPOIB_CM_ST_IETF_RETRY, 1);
+		if (!ipoib_cm_send_req(conn))
+			return;
+	}
+	if (conn->active && ipoib_cm_bidirectional &&
+	    reason == IB_CM_REJ_CONSUMER_DEFINED &&
+	    ipoib_hwaddr_cmp(priv->netdev->dev_addr, conn->addr) > 0) {
+		ipoib_cm_count(priv, IPOIB_CM_ST_CROSSED, 1);
+		ipoib_cm_event(conn, IPOIB_CM_EV_CROSSED);
+		return;
+	}
+	ipoib_cm_event(conn, IPOIB_CM_EV_REJ);
+}
+
+/**
+ * ipoib_cm_tx_yield - send a closing connection's packets another way
+ * @conn: the connection, its QP gone
+ *
+ * Crossing REQs: the peer's connection carries our packets too.  They go
+ * through the transmit path again, under the transmit lock so that order
+ * is kept, and find that connection (or UD).
+ */
+void ipoib_cm_tx_yield(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_priv *priv = conn->priv;
+	struct sk_buff_head waiting;
+	struct sk_buff *skb;
+
+	__skb_queue_head_init(&waiting);
+	netif_tx_lock_bh(priv->netdev);
+	spin_lock(&conn->lock);
+	skb_queue_splice_init(&conn->queue, &waiting);
+	spin_unlock(&conn->lock);
+	while ((skb = __skb_dequeue(&waiting)))
+		ipoib_path_xmit(priv, skb, skb->data);
+	netif_tx_unlock_bh(priv->netdev);
+}
+
+/**
+ * ipoib_cm_tx_flush - the connection reached RTS: send what waited
+ * @conn: the connection
+ */
+void ipoib_cm_tx_flush(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_priv *priv = conn->priv;
+	struct sk_buff_head too_big;
+	unsigned int n;
+
+	__skb_queue_head_init(&too_big);
+	spin_lock_bh(&conn->lock);
+	if (conn->qp && conn->tx_ring)
+		conn->sendable = true;
+	n = skb_queue_len(&conn->queue);
+	ipoib_cm_push(conn, &too_big);
+	n -= skb_queue_len(&conn->queue);
+	if (conn->send_cq)
+		ib_req_notify_cq(conn->send_cq, IB_CQ_NEXT_COMP);
+	spin_unlock_bh(&conn->lock);
+	if (n)
+		ipoib_cm_count(priv, IPOIB_CM_ST_FLUSHED, n);
+	ipoib_cm_icmp(conn, &too_big);
+	/* Completions may have come before the CQ was armed. */
+	ipoib_cm_tx_cq_event(NULL, conn);
+}
