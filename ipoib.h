@@ -220,7 +220,7 @@ enum {
  * per peer with the bidirectional option.  The life of a connection is a
  * small state machine (ipoib_cm_state.c): events come from the CM, from
  * completions and from the driver's own tasks; each (state, event) pair
- * gives the next state and one action, carried out by ipoib_cm.c.
+ * gives the next state and one action, carried out by ipoib_cm_conn.c.
  */
 enum ipoib_cm_state {
 	IPOIB_CM_NEW,		/* active: waiting for the start task */
@@ -434,6 +434,7 @@ struct ipoib_cm_dev {
 	struct work_struct reap_work;
 	struct delayed_work idle_work;
 	wait_queue_head_t drain_wait;
+	unsigned long rx_gen;		/* NAPI passes that emptied recv_cq */
 
 	struct dentry *debugfs;
 	u32 rtu_delay_ms;		/* debugfs, tests only */
@@ -557,7 +558,7 @@ void ipoib_mcast_kick(struct ipoib_priv *priv);
 bool ipoib_mcast_is_broadcast(struct ipoib_priv *priv,
 			      const union ib_gid *mgid);
 
-/* ipoib_cm.c */
+/* ipoib_cm_conn.c */
 int ipoib_cm_init(struct ipoib_priv *priv);
 void ipoib_cm_cleanup(struct ipoib_priv *priv);
 int ipoib_cm_start(struct ipoib_priv *priv);
@@ -575,6 +576,7 @@ int ipoib_cm_create_qp(struct ipoib_cm_conn *conn);
 int ipoib_cm_handler(struct ib_cm_id *id, const struct ib_cm_event *event);
 void ipoib_cm_pdata_local(struct ipoib_priv *priv, u8 *buf);
 bool ipoib_cm_enabled(struct ipoib_priv *priv);
+void ipoib_cm_srq_event(struct ib_event *event, void *ctx);
 
 /* ipoib_cm_tx.c */
 bool ipoib_cm_xmit(struct ipoib_priv *priv, struct sk_buff *skb,

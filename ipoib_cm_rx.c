@@ -258,10 +258,16 @@ int ipoib_cm_napi_poll(struct napi_struct *napi, int budget)
 			wc[i].wr_cqe->done(priv->cm.recv_cq, &wc[i]);
 		done += n;
 	}
-	if (done < budget && napi_complete_done(napi, done) &&
-	    ib_req_notify_cq(priv->cm.recv_cq, IB_CQ_NEXT_COMP |
-			     IB_CQ_REPORT_MISSED_EVENTS) > 0)
-		napi_schedule(napi);
+	if (done < budget) {
+		/* The CQ was found empty: teardown waits for this. */
+		WRITE_ONCE(priv->cm.rx_gen, priv->cm.rx_gen + 1);
+		if (wq_has_sleeper(&priv->cm.drain_wait))
+			wake_up(&priv->cm.drain_wait);
+		if (napi_complete_done(napi, done) &&
+		    ib_req_notify_cq(priv->cm.recv_cq, IB_CQ_NEXT_COMP |
+				     IB_CQ_REPORT_MISSED_EVENTS) > 0)
+			napi_schedule(napi);
+	}
 	return done;
 }
 

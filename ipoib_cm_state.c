@@ -2,7 +2,7 @@
 /*
  * The life of one RC connection, as a table: for every state and every
  * event, the next state and what to do.  Pure data, so the KUnit suite can
- * walk every pair; ipoib_cm.c applies the result under priv->cm.lock.
+ * walk every pair; ipoib_cm_conn.c applies the result under priv->cm.lock.
  *
  * Active side:  NEW -START-> REQ_SENT -REP-> LIVE
  *               failures (REJ, no answer, transport error) -> FAILED, which

@@ -339,7 +339,7 @@ int ipoib_cm_tx_drain(struct ipoib_cm_conn *conn)
 			return 0;
 		if (time_after(jiffies, end))
 			return -ETIMEDOUT;
-		msleep(10);
+		usleep_range(10000, 20000);
 	}
 }
 

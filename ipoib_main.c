@@ -57,6 +57,52 @@ module_param_named(roce_qkey, ipoib_roce_qkey, uint, 0444);
 MODULE_PARM_DESC(roce_qkey,
 		 "Q_Key of IPoIB links on RoCE ports, which have no SA to supply one (default 0x0000000b)");
 
+bool ipoib_cm_default;
+bool ipoib_cm_use_srq = true;
+bool ipoib_cm_bidirectional;
+unsigned int ipoib_cm_max_nosrq = 128;
+unsigned int ipoib_cm_idle_timeout = 300;
+
+static int ipoib_param_mode_set(const char *val, const struct kernel_param *kp)
+{
+	if (sysfs_streq(val, "connected")) {
+		ipoib_cm_default = true;
+	} else if (sysfs_streq(val, "datagram")) {
+		ipoib_cm_default = false;
+	} else {
+		pr_err("default_mode must be \"datagram\" or \"connected\"\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int ipoib_param_mode_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n",
+			  ipoib_cm_default ? "connected" : "datagram");
+}
+
+static const struct kernel_param_ops ipoib_param_mode_ops = {
+	.set = ipoib_param_mode_set,
+	.get = ipoib_param_mode_get,
+};
+
+module_param_cb(default_mode, &ipoib_param_mode_ops, NULL, 0444);
+MODULE_PARM_DESC(default_mode,
+		 "Mode of new interfaces: \"datagram\" or \"connected\" (default datagram)");
+module_param_named(cm_srq, ipoib_cm_use_srq, bool, 0444);
+MODULE_PARM_DESC(cm_srq,
+		 "Connected mode: one shared receive queue per interface if the device has SRQs; 0 gives every RC QP its own receive ring (default 1)");
+module_param_named(cm_bidirectional, ipoib_cm_bidirectional, bool, 0444);
+MODULE_PARM_DESC(cm_bidirectional,
+		 "Connected mode: send over a connection the peer opened, one connection per peer (default 0)");
+module_param_named(cm_max_nosrq, ipoib_cm_max_nosrq, uint, 0444);
+MODULE_PARM_DESC(cm_max_nosrq,
+		 "Connected mode without SRQ: most connections the peers may open to one interface; more are rejected and served over UD (default 128)");
+module_param_named(cm_idle_timeout, ipoib_cm_idle_timeout, uint, 0644);
+MODULE_PARM_DESC(cm_idle_timeout,
+		 "Connected mode: seconds without traffic before a connection is closed, 0 never (default 300)");
+
 static const char *ipoib_port_state_name(enum ib_port_state state)
 {
 	static const char *const names[] = {
@@ -204,11 +250,13 @@ static int __init ipoib_init(void)
 {
 	int ret;
 
+	ipoib_debugfs_init();
 	ib_sa_register_client(&ipoib_sa_client);
 	ret = ib_register_client(&ipoib_client);
 	if (ret) {
 		pr_err("cannot register the RDMA client (%d)\n", ret);
 		ib_sa_unregister_client(&ipoib_sa_client);
+		ipoib_debugfs_exit();
 	}
 	return ret;
 }
@@ -217,6 +265,7 @@ static void __exit ipoib_exit(void)
 {
 	ib_unregister_client(&ipoib_client);
 	ib_sa_unregister_client(&ipoib_sa_client);
+	ipoib_debugfs_exit();
 }
 
 module_init(ipoib_init);

@@ -56,6 +56,11 @@ static int ipoib_open(struct net_device *dev)
 	netif_carrier_off(dev);
 	mutex_lock(&priv->transport_lock);
 	ret = ipoib_ud_start(priv);
+	if (!ret) {
+		ret = ipoib_cm_start(priv);
+		if (ret)
+			ipoib_ud_stop(priv);
+	}
 	mutex_unlock(&priv->transport_lock);
 	if (ret)
 		return ret;
@@ -75,6 +80,10 @@ static int ipoib_stop(struct net_device *dev)
 	netif_tx_disable(dev);
 	cancel_delayed_work_sync(&priv->path_gc_work);
 	ipoib_mcast_stop(priv);
+	mutex_lock(&priv->transport_lock);
+	/* Connections first: their waiting packets may still go over UD. */
+	ipoib_cm_stop(priv);
+	mutex_unlock(&priv->transport_lock);
 	ipoib_path_flush(priv);
 	mutex_lock(&priv->transport_lock);
 	ipoib_ud_stop(priv);
@@ -93,10 +102,13 @@ static int ipoib_change_mtu(struct net_device *dev, int new_mtu)
 {
 	struct ipoib_priv *priv = ipoib_priv(dev);
 
+	unsigned int limit = priv->cm.admin ? priv->cm.max_mtu : priv->ud_mtu;
+
 	/* The core checks the range against dev->max_mtu already. */
-	if (new_mtu > priv->ud_mtu) {
-		netdev_err(dev, "MTU %d exceeds the UD MTU %u of this link\n",
-			   new_mtu, priv->ud_mtu);
+	if (new_mtu > limit) {
+		netdev_err(dev, "MTU %d exceeds %u, the largest in %s mode\n",
+			   new_mtu, limit,
+			   priv->cm.admin ? "connected" : "datagram");
 		return -EINVAL;
 	}
 	WRITE_ONCE(dev->mtu, new_mtu);
@@ -119,6 +131,12 @@ static void ipoib_get_stats64(struct net_device *dev,
 		stats->tx_bytes = u64_stats_read(&priv->stats.tx_bytes);
 		stats->multicast = u64_stats_read(&priv->stats.multicast);
 	} while (u64_stats_fetch_retry(&priv->stats.syncp, start));
+
+	/* Connected mode keeps its own counters. */
+	stats->rx_packets += atomic64_read(&priv->cm.stats[IPOIB_CM_ST_RX_PACKETS]);
+	stats->rx_bytes += atomic64_read(&priv->cm.stats[IPOIB_CM_ST_RX_BYTES]);
+	stats->tx_packets += atomic64_read(&priv->cm.stats[IPOIB_CM_ST_TX_PACKETS]);
+	stats->tx_bytes += atomic64_read(&priv->cm.stats[IPOIB_CM_ST_TX_BYTES]);
 
 	for (i = 0; i < IPOIB_DROP_MAX; i++)
 		d[i] = atomic64_read(&priv->drops[i]);
@@ -342,28 +360,36 @@ struct net_device *ipoib_netdev_create(struct ipoib_port *port)
 	ret = ipoib_ud_init(priv);
 	if (ret)
 		goto err_priv;
+	ret = ipoib_cm_init(priv);
+	if (ret)
+		goto err_ud;
 
-	dev->max_mtu = priv->ud_mtu;
-	dev->mtu = priv->ud_mtu;
+	dev->max_mtu = priv->cm.admin ? priv->cm.max_mtu : priv->ud_mtu;
+	dev->mtu = dev->max_mtu;
 	if (priv->max_send_sge > 1)
 		dev->features |= NETIF_F_SG;
 	dev->hw_features = dev->features;
 	dev->dev_port = priv->port_num - 1;
 	SET_NETDEV_DEV(dev, &ibdev->dev);
 
-	ipoib_hwaddr_build(addr, 0, priv->qp->qp_num, &priv->gid);
+	ipoib_hwaddr_build(addr, priv->cm.admin ? IPOIB_FLAG_RC : 0,
+			   priv->qp->qp_num, &priv->gid);
 	dev_addr_set(dev, addr);
 	ipoib_broadcast_build(dev->broadcast, 2, priv->pkey);
+	dev->sysfs_groups[0] = &ipoib_attr_group;
 
 	ret = register_netdev(dev);
 	if (ret)
-		goto err_ud;
+		goto err_cm;
+	ipoib_cm_debugfs_add(priv);
 	netdev_info(dev, "%s port %u, %s, UD QPN 0x%06x, MTU %u\n",
 		    dev_name(&ibdev->dev), priv->port_num,
 		    priv->roce ? "RoCE" : "InfiniBand", priv->qp->qp_num,
 		    priv->ud_mtu);
 	return dev;
 
+err_cm:
+	ipoib_cm_cleanup(priv);
 err_ud:
 	ipoib_ud_cleanup(priv);
 err_priv:
@@ -378,6 +404,7 @@ void ipoib_netdev_destroy(struct net_device *dev)
 {
 	struct ipoib_priv *priv = ipoib_priv(dev);
 
+	ipoib_cm_debugfs_del(priv);
 	unregister_netdev(dev);
 	/* First the port task: it may kick the multicast task. */
 	cancel_work_sync(&priv->carrier_work);
@@ -387,6 +414,7 @@ void ipoib_netdev_destroy(struct net_device *dev)
 	ipoib_path_wait_resolutions(priv);
 	/* Address handles freed by the last resolutions and sends. */
 	flush_workqueue(priv->wq);
+	ipoib_cm_cleanup(priv);
 	ipoib_ud_cleanup(priv);
 	ipoib_priv_cleanup(priv);
 	free_netdev(dev);

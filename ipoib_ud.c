@@ -14,7 +14,10 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/etherdevice.h>
+#include <linux/icmpv6.h>
 #include <linux/ipv6.h>
+#include <net/icmp.h>
+#include <net/ip.h>
 #include <net/ipv6.h>
 
 #include "ipoib.h"
@@ -100,7 +103,7 @@ static void ipoib_ud_free_rx(struct ipoib_priv *priv, struct ipoib_rx_buf *buf)
 	buf->skb = NULL;
 }
 
-static void ipoib_ud_unmap_tx(struct ipoib_priv *priv, struct ipoib_tx_buf *buf)
+void ipoib_tx_unmap(struct ipoib_priv *priv, struct ipoib_tx_buf *buf)
 {
 	struct sk_buff *skb = buf->skb;
 	unsigned int i;
@@ -115,7 +118,7 @@ static void ipoib_ud_unmap_tx(struct ipoib_priv *priv, struct ipoib_tx_buf *buf)
 
 static void ipoib_ud_free_tx(struct ipoib_priv *priv, struct ipoib_tx_buf *buf)
 {
-	ipoib_ud_unmap_tx(priv, buf);
+	ipoib_tx_unmap(priv, buf);
 	dev_kfree_skb_any(buf->skb);
 	buf->skb = NULL;
 	ipoib_ah_put(buf->ah);
@@ -263,8 +266,8 @@ static void ipoib_ud_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		wake_up(&priv->drain_wait);
 }
 
-static int ipoib_ud_map_tx(struct ipoib_priv *priv, struct ipoib_tx_buf *buf,
-			   struct sk_buff *skb, struct ib_sge *sge)
+int ipoib_tx_map(struct ipoib_priv *priv, struct ipoib_tx_buf *buf,
+		 struct sk_buff *skb, struct ib_sge *sge)
 {
 	struct ib_device *ibdev = priv->ibdev;
 	unsigned int i;
@@ -287,7 +290,7 @@ static int ipoib_ud_map_tx(struct ipoib_priv *priv, struct ipoib_tx_buf *buf,
 					   skb_frag_size(frag), DMA_TO_DEVICE);
 
 		if (ib_dma_mapping_error(ibdev, addr)) {
-			ipoib_ud_unmap_tx(priv, buf);
+			ipoib_tx_unmap(priv, buf);
 			return -EIO;
 		}
 		buf->dma[buf->nr_dma++] = addr;
@@ -296,6 +299,38 @@ static int ipoib_ud_map_tx(struct ipoib_priv *priv, struct ipoib_tx_buf *buf,
 		sge[i + 1].lkey = priv->pd->local_dma_lkey;
 	}
 	return 0;
+}
+
+/**
+ * ipoib_too_big - refuse a packet larger than the path can carry
+ * @priv: the interface
+ * @skb: starts with the encapsulation header; consumed
+ * @mtu: the IP MTU the packet must fit
+ *
+ * The sender learns the MTU the IP way: the route's path MTU is lowered
+ * and a local ICMP "fragmentation needed" (IPv4) or "packet too big"
+ * (IPv6) reaches the socket.  Counted as a drop.
+ */
+void ipoib_too_big(struct ipoib_priv *priv, struct sk_buff *skb,
+		   unsigned int mtu)
+{
+	ipoib_count_drop(priv, IPOIB_DROP_TOO_BIG);
+	switch (skb->protocol) {
+	case htons(ETH_P_IP):
+		skb_pull(skb, IPOIB_ENCAP_LEN);
+		skb_dst_update_pmtu_no_confirm(skb, mtu);
+		icmp_ndo_send(skb, ICMP_DEST_UNREACH, ICMP_FRAG_NEEDED,
+			      htonl(mtu));
+		break;
+	case htons(ETH_P_IPV6):
+		skb_pull(skb, IPOIB_ENCAP_LEN);
+		skb_dst_update_pmtu_no_confirm(skb, mtu);
+		icmpv6_ndo_send(skb, ICMPV6_PKT_TOOBIG, 0, mtu);
+		break;
+	default:
+		break;
+	}
+	dev_kfree_skb_any(skb);
 }
 
 /**
@@ -322,8 +357,9 @@ int ipoib_ud_send(struct ipoib_priv *priv, struct sk_buff *skb,
 		goto drop;
 	}
 	if (unlikely(skb->len > priv->ud_mtu + IPOIB_ENCAP_LEN)) {
-		ipoib_count_drop(priv, IPOIB_DROP_TOO_BIG);
-		goto drop;
+		/* A connected-mode MTU met a peer reached over UD. */
+		ipoib_too_big(priv, skb, priv->ud_mtu);
+		return -EMSGSIZE;
 	}
 	if (skb_shinfo(skb)->nr_frags >= priv->max_send_sge &&
 	    skb_linearize(skb)) {
@@ -338,7 +374,7 @@ int ipoib_ud_send(struct ipoib_priv *priv, struct sk_buff *skb,
 	}
 
 	buf = &priv->tx_ring[priv->tx_head & (ipoib_sendq_size - 1)];
-	if (ipoib_ud_map_tx(priv, buf, skb, sge)) {
+	if (ipoib_tx_map(priv, buf, skb, sge)) {
 		ipoib_count_drop(priv, IPOIB_DROP_NO_MEM);
 		goto drop;
 	}
@@ -358,7 +394,7 @@ int ipoib_ud_send(struct ipoib_priv *priv, struct sk_buff *skb,
 	ret = ib_post_send(priv->qp, &wr.wr, NULL);
 	if (unlikely(ret)) {
 		netdev_dbg(dev, "UD post_send failed: %d\n", ret);
-		ipoib_ud_unmap_tx(priv, buf);
+		ipoib_tx_unmap(priv, buf);
 		ipoib_ah_put(ah);
 		buf->ah = NULL;
 		buf->skb = NULL;

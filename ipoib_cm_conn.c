@@ -259,6 +259,30 @@ static void ipoib_cm_destroy_qp(struct ipoib_cm_conn *conn)
 	priv->cm.ops->release(conn);
 }
 
+/*
+ * Wait until the NAPI has emptied the receive CQ twice: a pass that began
+ * after the caller's QP went to ERR has then consumed every completion
+ * that QP had left there, so nothing in the CQ points at it any more.
+ */
+static void ipoib_cm_rx_barrier(struct ipoib_priv *priv)
+{
+	unsigned long gen = READ_ONCE(priv->cm.rx_gen);
+	unsigned long end = jiffies + IPOIB_CM_DRAIN_TIMEOUT;
+
+	while (READ_ONCE(priv->cm.rx_gen) - gen < 2) {
+		if (time_after(jiffies, end)) {
+			netdev_warn(priv->netdev, "receive CQ not polled in time\n");
+			return;
+		}
+		local_bh_disable();
+		napi_schedule(&priv->cm.napi);
+		local_bh_enable();
+		wait_event_timeout(priv->cm.drain_wait,
+				   READ_ONCE(priv->cm.rx_gen) - gen >= 2,
+				   HZ / 50 + 1);
+	}
+}
+
 /* Take a connection's QP down: ERR, CM id gone, completions consumed. */
 static void ipoib_cm_teardown(struct ipoib_cm_conn *conn)
 {
@@ -293,6 +317,7 @@ static void ipoib_cm_teardown(struct ipoib_cm_conn *conn)
 		netdev_warn(priv->netdev,
 			    "RC QP 0x%06x: receives not flushed in time\n",
 			    conn->qp_num);
+	ipoib_cm_rx_barrier(priv);
 	ipoib_cm_destroy_qp(conn);
 }
 
@@ -509,7 +534,7 @@ err:
 	return ret;
 }
 
-static void ipoib_cm_srq_event(struct ib_event *event, void *ctx)
+void ipoib_cm_srq_event(struct ib_event *event, void *ctx)
 {
 	struct ipoib_priv *priv = ctx;
 
@@ -547,7 +572,7 @@ int ipoib_cm_start(struct ipoib_priv *priv)
 		cqe = ipoib_recvq_size * max(ipoib_cm_max_nosrq, 1U);
 	cq_attr.cqe = min_t(u32, cqe, priv->ibdev->attrs.max_cqe);
 	priv->cm.recv_cq = ib_create_cq(priv->ibdev, ipoib_cm_recv_cq_event,
-					ipoib_cm_srq_event, priv, &cq_attr);
+					NULL, priv, &cq_attr);
 	if (IS_ERR(priv->cm.recv_cq)) {
 		ret = PTR_ERR(priv->cm.recv_cq);
 		priv->cm.recv_cq = NULL;
@@ -655,7 +680,7 @@ static void ipoib_cm_idle_work(struct work_struct *work)
 {
 	struct ipoib_priv *priv = container_of(to_delayed_work(work),
 					       struct ipoib_priv,
-					       cm.idle_work.work);
+					       cm.idle_work);
 	unsigned int timeout = READ_ONCE(ipoib_cm_idle_timeout);
 	struct ipoib_cm_conn *conn, *idle[16];
 	unsigned int n = 0, i;

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Connected-mode receive backend without a shared receive queue: every RC
+ * QP has its own receive ring.
+ *
+ * An accepted QP gets its whole ring at once: the peer opened it to send.
+ * An opened QP gets one receive, because a peer may legally send back on
+ * a connection it accepted (RFC 4755 3.2) and must not meet an empty
+ * queue; each receive it consumes is replaced and two more are added,
+ * until the ring is full.  A QP that never receives costs one buffer.
+ *
+ * conn->rx_posted counts the buffers handed to the QP whose completion has
+ * not been fully handled; it is decremented only after a completed buffer
+ * was reposted or set aside, so teardown, which waits for it to reach
+ * zero, never destroys a QP a repost is about to use.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/slab.h>
+
+#include "ipoib.h"
+#include "ipoib_compat.h"
+
+/* Receives added to an opened QP per receive it consumes. */
+#define IPOIB_CM_NOSRQ_GROW	2
+
+static int ipoib_cm_nosrq_post(struct ipoib_cm_conn *conn,
+			       struct ipoib_cm_rx_buf *buf)
+{
+	struct ib_sge sge[IPOIB_CM_MAX_FRAGS];
+	struct ib_recv_wr wr;
+
+	ipoib_cm_rx_wr(conn->priv, buf, &wr, sge);
+	return ib_post_recv(conn->qp, &wr, NULL);
+}
+
+/* Fill, and post, the ring's next unused buffer. */
+static int ipoib_cm_nosrq_add(struct ipoib_cm_conn *conn, gfp_t gfp)
+{
+	struct ipoib_cm_rx_buf *buf = &conn->rx_ring[conn->rx_used];
+	int ret;
+
+	buf->conn = conn;
+	buf->cqe.done = ipoib_cm_recv_done;
+	ret = ipoib_cm_rx_buf_fill(conn->priv, buf, gfp);
+	if (!ret)
+		ret = ipoib_cm_nosrq_post(conn, buf);
+	if (ret) {
+		ipoib_cm_rx_buf_free(conn->priv, buf);
+		return ret;
+	}
+	conn->rx_used++;
+	WRITE_ONCE(conn->rx_posted, conn->rx_posted + 1);
+	return 0;
+}
+
+static int ipoib_cm_nosrq_start(struct ipoib_priv *priv)
+{
+	atomic_set(&priv->cm.nosrq_conns, 0);
+	return 0;
+}
+
+static void ipoib_cm_nosrq_stop(struct ipoib_priv *priv)
+{
+	WARN_ON(atomic_read(&priv->cm.nosrq_conns));
+}
+
+/* Accepted QPs are counted against cm_max_nosrq. */
+static int ipoib_cm_nosrq_admit(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_priv *priv = conn->priv;
+
+	if (atomic_inc_return(&priv->cm.nosrq_conns) > ipoib_cm_max_nosrq) {
+		atomic_dec(&priv->cm.nosrq_conns);
+		net_info_ratelimited("%s: %u connections accepted without SRQ (cm_max_nosrq): REQ from %pI6 refused\n",
+				     priv->netdev->name, ipoib_cm_max_nosrq,
+				     conn->gid.raw);
+		return -ENOSPC;
+	}
+	conn->rx_counted = true;
+	return 0;
+}
+
+static void ipoib_cm_nosrq_qp_attr(struct ipoib_cm_conn *conn,
+				   struct ib_qp_init_attr *attr)
+{
+	attr->cap.max_recv_wr = ipoib_recvq_size;
+	attr->cap.max_recv_sge = conn->priv->cm.rx_frags;
+}
+
+/* The QP is in INIT: one receive if we opened it, a full ring if not. */
+static int ipoib_cm_nosrq_qp_ready(struct ipoib_cm_conn *conn)
+{
+	unsigned int want = conn->active ? 1 : ipoib_recvq_size;
+	int ret;
+
+	conn->rx_max = ipoib_recvq_size;
+	conn->rx_ring = kvcalloc(conn->rx_max, sizeof(*conn->rx_ring),
+				 GFP_KERNEL);
+	if (!conn->rx_ring)
+		return -ENOMEM;
+	while (conn->rx_used < want) {
+		ret = ipoib_cm_nosrq_add(conn, GFP_KERNEL);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static struct ipoib_cm_conn *ipoib_cm_nosrq_conn_of(struct ipoib_priv *priv,
+						    struct ipoib_cm_rx_buf *buf,
+						    struct ib_wc *wc)
+{
+	return READ_ONCE(buf->conn);
+}
+
+static void ipoib_cm_nosrq_repost(struct ipoib_priv *priv,
+				  struct ipoib_cm_conn *conn,
+				  struct ipoib_cm_rx_buf *buf, bool consumed)
+{
+	unsigned int i;
+	int state;
+
+	if (!conn) {
+		/* Orphaned by a teardown that timed out: just free it. */
+		ipoib_cm_rx_buf_free(priv, buf);
+		return;
+	}
+	state = READ_ONCE(conn->state);
+	if (consumed && state != IPOIB_CM_CLOSING &&
+	    state != IPOIB_CM_FAILED && !READ_ONCE(priv->cm.stopping)) {
+		if (ipoib_cm_nosrq_post(conn, buf) == 0) {
+			/* Used: grow the ring so the peer finds room. */
+			for (i = 0; i < IPOIB_CM_NOSRQ_GROW &&
+			     conn->rx_used < conn->rx_max; i++) {
+				if (ipoib_cm_nosrq_add(conn, GFP_ATOMIC))
+					break;
+				ipoib_cm_count(priv, IPOIB_CM_ST_RX_GROWN, 1);
+			}
+			return;
+		}
+	}
+	/* Set aside (flushed, closing, or not postable): freed on release. */
+	WRITE_ONCE(conn->rx_posted, conn->rx_posted - 1);
+	if (!conn->rx_posted)
+		wake_up(&priv->cm.drain_wait);
+}
+
+static bool ipoib_cm_nosrq_drained(struct ipoib_cm_conn *conn)
+{
+	return !READ_ONCE(conn->rx_posted);
+}
+
+static void ipoib_cm_nosrq_release(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_priv *priv = conn->priv;
+	unsigned int i;
+
+	if (conn->rx_ring) {
+		if (ipoib_cm_nosrq_drained(conn)) {
+			for (i = 0; i < conn->rx_used; i++)
+				ipoib_cm_rx_buf_free(priv, &conn->rx_ring[i]);
+			kvfree(conn->rx_ring);
+		} else {
+			/*
+			 * Completions may still come: let them free their
+			 * pages; the ring itself is leaked.
+			 */
+			netdev_warn(priv->netdev,
+				    "RC QP 0x%06x: %u receives never completed\n",
+				    conn->qp_num, conn->rx_posted);
+			for (i = 0; i < conn->rx_used; i++)
+				WRITE_ONCE(conn->rx_ring[i].conn, NULL);
+		}
+		conn->rx_ring = NULL;
+		conn->rx_used = 0;
+	}
+	if (conn->rx_counted) {
+		atomic_dec(&priv->cm.nosrq_conns);
+		conn->rx_counted = false;
+	}
+}
+
+static void ipoib_cm_nosrq_show(struct seq_file *m, struct ipoib_cm_conn *conn)
+{
+	seq_printf(m, " rx_posted %u rx_buf_bytes %lu",
+		   READ_ONCE(conn->rx_posted),
+		   (unsigned long)READ_ONCE(conn->rx_used) *
+		   conn->priv->cm.rx_frags * PAGE_SIZE);
+}
+
+const struct ipoib_cm_rx_ops ipoib_cm_nosrq_ops = {
+	.name		= "per-QP",
+	.start		= ipoib_cm_nosrq_start,
+	.stop		= ipoib_cm_nosrq_stop,
+	.admit		= ipoib_cm_nosrq_admit,
+	.qp_attr	= ipoib_cm_nosrq_qp_attr,
+	.qp_ready	= ipoib_cm_nosrq_qp_ready,
+	.conn_of	= ipoib_cm_nosrq_conn_of,
+	.repost		= ipoib_cm_nosrq_repost,
+	.drained	= ipoib_cm_nosrq_drained,
+	.release	= ipoib_cm_nosrq_release,
+	.show		= ipoib_cm_nosrq_show,
+};
