@@ -311,6 +311,12 @@ struct ipoib_cm_rx_buf {
 	u64 dma[IPOIB_CM_MAX_FRAGS];
 };
 
+/* conn->qp_events: what the connection's event task has to do. */
+enum {
+	IPOIB_CM_QP_COMM_EST,	/* data in RTR: tell the CM */
+	IPOIB_CM_QP_FATAL,	/* a fatal QP event */
+};
+
 /* One RC connection and its QP. */
 struct ipoib_cm_conn {
 	struct hlist_node node;		/* priv->cm.conns, under cm.lock */
@@ -362,7 +368,7 @@ struct ipoib_cm_conn {
 	struct work_struct start_work;
 	struct delayed_work rtu_work;
 	struct work_struct event_work;
-	unsigned long qp_events;	/* bits: 0 COMM_EST, 1 fatal */
+	unsigned long qp_events;	/* IPOIB_CM_QP_* bits */
 
 	/* Per-connection counters, shown in debugfs. */
 	u64 tx_packets, tx_bytes, rx_packets, rx_bytes;
@@ -612,6 +618,9 @@ void ipoib_debugfs_init(void);
 void ipoib_debugfs_exit(void);
 void ipoib_cm_debugfs_add(struct ipoib_priv *priv);
 void ipoib_cm_debugfs_del(struct ipoib_priv *priv);
+
+/* ipoib_ethtool.c */
+extern const struct ethtool_ops ipoib_ethtool_ops;
 
 /* ipoib_sysfs.c */
 extern const struct attribute_group ipoib_attr_group;

@@ -128,19 +128,28 @@ void ipoib_cm_conn_insert(struct ipoib_cm_conn *conn)
 	priv->cm.nr_conns++;
 }
 
+/*
+ * QP events and "data arrived in RTR", in process context.  Runs on the
+ * ordered cm.wq, like the reaper: conn->id cannot be destroyed meanwhile,
+ * so the CM is called without cm.lock (it takes locks of its own that
+ * must not nest in a lock the NAPI takes).
+ */
 static void ipoib_cm_qp_event_work(struct work_struct *work)
 {
 	struct ipoib_cm_conn *conn = container_of(work, struct ipoib_cm_conn,
 						  event_work);
 	struct ipoib_priv *priv = conn->priv;
+	struct ib_cm_id *id = NULL;
 
-	if (test_and_clear_bit(0, &conn->qp_events)) {
+	if (test_and_clear_bit(IPOIB_CM_QP_COMM_EST, &conn->qp_events)) {
 		spin_lock_bh(&priv->cm.lock);
-		if (conn->id && conn->state == IPOIB_CM_REP_SENT)
-			ib_cm_notify(conn->id, IB_EVENT_COMM_EST);
+		if (conn->state == IPOIB_CM_REP_SENT)
+			id = conn->id;
 		spin_unlock_bh(&priv->cm.lock);
+		if (id && ib_cm_notify(id, IB_EVENT_COMM_EST))
+			netdev_dbg(priv->netdev, "COMM_EST not taken by the CM\n");
 	}
-	if (test_and_clear_bit(1, &conn->qp_events))
+	if (test_and_clear_bit(IPOIB_CM_QP_FATAL, &conn->qp_events))
 		ipoib_cm_event(conn, IPOIB_CM_EV_ERROR);
 }
 
@@ -151,13 +160,13 @@ static void ipoib_cm_qp_event(struct ib_event *event, void *ctx)
 
 	switch (event->event) {
 	case IB_EVENT_COMM_EST:
-		set_bit(0, &conn->qp_events);
+		set_bit(IPOIB_CM_QP_COMM_EST, &conn->qp_events);
 		break;
 	case IB_EVENT_QP_FATAL:
 	case IB_EVENT_QP_REQ_ERR:
 	case IB_EVENT_QP_ACCESS_ERR:
 	case IB_EVENT_PATH_MIG_ERR:
-		set_bit(1, &conn->qp_events);
+		set_bit(IPOIB_CM_QP_FATAL, &conn->qp_events);
 		break;
 	default:
 		/* LAST_WQE_REACHED among them: teardown does not wait for it. */

@@ -182,21 +182,26 @@ static void ipoib_cm_rx_deliver(struct ipoib_priv *priv,
 
 /*
  * Data on a QP still in RTR: the RTU is late or lost, but the peer is
- * sending, so the connection is established.  Tell the CM, which answers
+ * sending, so the connection is established.  The connection's event task
+ * tells the CM (ib_cm_notify() is for process context), which answers
  * with IB_CM_USER_ESTABLISHED; ipoib_cm_establish() then moves the QP to
  * RTS and sends what waited.
  */
 static void ipoib_cm_rx_in_rtr(struct ipoib_priv *priv,
 			       struct ipoib_cm_conn *conn)
 {
+	bool notify = false;
+
 	spin_lock(&priv->cm.lock);
-	if (conn->id && conn->state == IPOIB_CM_REP_SENT &&
-	    !conn->est_notified) {
+	if (conn->state == IPOIB_CM_REP_SENT && !conn->est_notified) {
 		conn->est_notified = true;
-		if (ib_cm_notify(conn->id, IB_EVENT_COMM_EST))
-			conn->est_notified = false;
+		notify = true;
 	}
 	spin_unlock(&priv->cm.lock);
+	if (notify) {
+		set_bit(IPOIB_CM_QP_COMM_EST, &conn->qp_events);
+		queue_work(priv->cm.wq, &conn->event_work);
+	}
 }
 
 void ipoib_cm_recv_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -322,19 +327,26 @@ static bool ipoib_cm_req_loses(struct ipoib_priv *priv,
 	return false;
 }
 
+/*
+ * The CM learns the PSN we expect only when the REP goes out, after RTR:
+ * @psn is that PSN, given to the QP here and to the peer in the REP.
+ */
 static int ipoib_cm_rx_modify(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
-			      enum ib_qp_state state)
+			      enum ib_qp_state state, u32 psn)
 {
 	struct ib_qp_attr attr = { .qp_state = state };
 	int mask, ret;
 
 	ret = ib_cm_init_qp_attr(id, &attr, &mask);
-	if (!ret)
-		ret = ib_modify_qp(conn->qp, &attr, mask);
-	return ret;
+	if (ret)
+		return ret;
+	if (state == IB_QPS_RTR)
+		attr.rq_psn = psn;
+	return ib_modify_qp(conn->qp, &attr, mask);
 }
 
-static int ipoib_cm_send_rep(struct ipoib_cm_conn *conn, struct ib_cm_id *id)
+static int ipoib_cm_send_rep(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
+			     u32 psn)
 {
 	struct ipoib_priv *priv = conn->priv;
 	struct ib_cm_rep_param rep = {};
@@ -342,7 +354,7 @@ static int ipoib_cm_send_rep(struct ipoib_cm_conn *conn, struct ib_cm_id *id)
 
 	ipoib_cm_pdata_local(priv, pdata);
 	rep.qp_num = conn->qp_num;
-	rep.starting_psn = get_random_u32() & 0xffffff;
+	rep.starting_psn = psn;
 	rep.private_data = pdata;
 	rep.private_data_len = sizeof(pdata);
 	/* The peer's sends wait out a short receive shortfall here. */
@@ -369,6 +381,7 @@ int ipoib_cm_req_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	struct ipoib_cm_conn *conn, *mine;
 	u8 pdata[IPOIB_CM_PDATA_LEN];
 	struct ipoib_cm_pdata pd;
+	u32 psn;
 	int ret;
 
 	if (ev->event != IB_CM_REQ_RECEIVED)
@@ -437,13 +450,14 @@ int ipoib_cm_req_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	conn->id = id;
 	spin_unlock_bh(&priv->cm.lock);
 
-	ret = ipoib_cm_rx_modify(conn, id, IB_QPS_INIT);
+	psn = get_random_u32() & 0xffffff;
+	ret = ipoib_cm_rx_modify(conn, id, IB_QPS_INIT, psn);
 	if (!ret)
 		ret = priv->cm.ops->qp_ready(conn);
 	if (!ret)
-		ret = ipoib_cm_rx_modify(conn, id, IB_QPS_RTR);
+		ret = ipoib_cm_rx_modify(conn, id, IB_QPS_RTR, psn);
 	if (!ret)
-		ret = ipoib_cm_send_rep(conn, id);
+		ret = ipoib_cm_send_rep(conn, id, psn);
 	if (ret) {
 		netdev_warn(priv->netdev, "cannot accept %pI6/0x%06x: %d\n",
 			    conn->gid.raw, conn->qpn, ret);
@@ -458,15 +472,12 @@ int ipoib_cm_req_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	return 0;
 
 fail:
-	/* The CM destroys @id when we return non-zero: forget it here. */
-	spin_lock_bh(&priv->cm.lock);
-	conn->id = NULL;
-	spin_unlock_bh(&priv->cm.lock);
-	ipoib_cm_event(conn, IPOIB_CM_EV_ERROR);
 	ib_send_cm_rej(id, IB_CM_REJ_CONSUMER_DEFINED, NULL, 0, pdata,
 		       sizeof(pdata));
 	ipoib_cm_count(priv, IPOIB_CM_ST_REQ_REJECTED, 1);
-	return -EINVAL;
+	/* The reaper destroys the QP and, if we own it, @id. */
+	ipoib_cm_event(conn, IPOIB_CM_EV_ERROR);
+	return conn->id ? 0 : -EINVAL;
 
 reject:
 	ib_send_cm_rej(id, reason, NULL, 0, pdata, sizeof(pdata));

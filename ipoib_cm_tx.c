@@ -554,11 +554,14 @@ void ipoib_cm_rtu_work(struct work_struct *work)
 						  struct ipoib_cm_conn,
 						  rtu_work);
 	struct ipoib_priv *priv = conn->priv;
+	struct ib_cm_id *id;
 
+	/* On cm.wq, and teardown cancels us before destroying the id. */
 	spin_lock_bh(&priv->cm.lock);
-	if (conn->id)
-		ib_send_cm_rtu(conn->id, NULL, 0);
+	id = conn->id;
 	spin_unlock_bh(&priv->cm.lock);
+	if (id)
+		ib_send_cm_rtu(id, NULL, 0);
 }
 
 static int ipoib_cm_modify(struct ipoib_cm_conn *conn, struct ib_cm_id *id,

@@ -174,6 +174,7 @@ static const struct net_device_ops ipoib_netdev_ops = {
 static void ipoib_setup(struct net_device *dev)
 {
 	dev->netdev_ops = &ipoib_netdev_ops;
+	dev->ethtool_ops = &ipoib_ethtool_ops;
 	dev->header_ops = &ipoib_header_ops;
 	dev->type = ARPHRD_INFINIBAND;
 	dev->addr_len = IPOIB_HWADDR_LEN;
@@ -370,7 +371,13 @@ struct net_device *ipoib_netdev_create(struct ipoib_port *port)
 		dev->features |= NETIF_F_SG;
 	dev->hw_features = dev->features;
 	dev->dev_port = priv->port_num - 1;
-	SET_NETDEV_DEV(dev, &ibdev->dev);
+	/*
+	 * The HCA is the parent, as for other network devices; not the RDMA
+	 * device, whose sysfs directory is tagged with its network namespace
+	 * and would hide ours once moved to another one.
+	 */
+	if (ibdev->dev.parent)
+		SET_NETDEV_DEV(dev, ibdev->dev.parent);
 
 	ipoib_hwaddr_build(addr, priv->cm.admin ? IPOIB_FLAG_RC : 0,
 			   priv->qp->qp_num, &priv->gid);

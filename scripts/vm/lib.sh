@@ -60,17 +60,50 @@ klog_count() {
 	dmesg | grep -cE -- "$1" || true
 }
 
-# The IPoIB interface on an rxe device (after the module is loaded).
+# The IPoIB interface on an RDMA device (after the module is loaded):
+# ethtool's bus-info names the device when it has no bus of its own (rxe).
 ipoib_if_of() {
-	local rxe=$1 d
+	local rdev=$1 d
 
 	for d in /sys/class/net/*; do
-		[ "$(readlink -f "$d/device" 2>/dev/null)" = \
-		  "$(readlink -f /sys/class/infiniband/"$rxe")" ] || continue
-		basename "$d"
-		return 0
+		[ -e "$d/mode" ] || continue
+		if ethtool -i "${d##*/}" 2>/dev/null |
+		   grep -qx "bus-info: $rdev"; then
+			echo "${d##*/}"
+			return 0
+		fi
 	done
 	return 1
+}
+
+# Run a shell command in /sys/class/net of a network namespace (`ip netns
+# exec` mounts a sysfs that shows that namespace's devices).
+ns_sysfs() {
+	ip netns exec "$1" sh -c "cd /sys/class/net && $2"
+}
+
+# set_mode NS IFACE datagram|connected, as an administrator would.
+set_mode() {
+	ns_sysfs "$1" "echo $3 > $2/mode"
+}
+
+get_mode() {
+	ns_sysfs "$1" "cat $2/mode"
+}
+
+# The debugfs directory of the interface on an RDMA device's port 1.
+cm_debugfs() {
+	echo "/sys/kernel/debug/ipoib_cm/$1-1"
+}
+
+# A connected-mode counter: cm_stat RDMADEV NAME
+cm_stat() {
+	awk -v n="$2" '$1 == n { print $2 }' "$(cm_debugfs "$1")/stats"
+}
+
+# Connections of an RDMA device's interface, one per line.
+cm_conns() {
+	grep -v '^#' "$(cm_debugfs "$1")/connections" || true
 }
 
 # Two hosts: IB0 (on rxe0) in namespace ns0 with 192.0.2.1 and 2001:db8::1,
@@ -105,7 +138,6 @@ carrier_down() {
 	! carrier_up "$@"
 }
 
-# sysfs inside `ip netns exec` shows init_net here: ask rtnetlink.
 link_mtu() {
 	ip -n "$1" -o link show "$2" | sed 's/.* mtu \([0-9]*\).*/\1/'
 }
