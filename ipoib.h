@@ -367,6 +367,7 @@ struct ipoib_cm_conn {
 
 	struct work_struct start_work;
 	struct delayed_work rtu_work;
+	struct delayed_work cross_work;	/* crossed REQs: peer's REQ due */
 	struct work_struct event_work;
 	unsigned long qp_events;	/* IPOIB_CM_QP_* bits */
 
@@ -589,6 +590,7 @@ bool ipoib_cm_xmit(struct ipoib_priv *priv, struct sk_buff *skb,
 		   const u8 *daddr, struct ipoib_ah *ah);
 void ipoib_cm_start_work(struct work_struct *work);
 void ipoib_cm_rtu_work(struct work_struct *work);
+void ipoib_cm_cross_work(struct work_struct *work);
 int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn,
 			 const struct ib_cm_event *event);
 void ipoib_cm_rej_handler(struct ipoib_cm_conn *conn,

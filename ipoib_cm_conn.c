@@ -114,6 +114,7 @@ struct ipoib_cm_conn *ipoib_cm_conn_alloc(struct ipoib_priv *priv,
 	INIT_LIST_HEAD(&conn->reap_node);
 	INIT_WORK(&conn->start_work, ipoib_cm_start_work);
 	INIT_DELAYED_WORK(&conn->rtu_work, ipoib_cm_rtu_work);
+	INIT_DELAYED_WORK(&conn->cross_work, ipoib_cm_cross_work);
 	return conn;
 }
 
@@ -303,6 +304,7 @@ static void ipoib_cm_teardown(struct ipoib_cm_conn *conn)
 	conn->sendable = false;
 	spin_unlock_bh(&conn->lock);
 	cancel_delayed_work_sync(&conn->rtu_work);
+	cancel_delayed_work_sync(&conn->cross_work);
 	spin_lock_bh(&priv->cm.lock);
 	id = conn->id;
 	conn->id = NULL;

@@ -28,6 +28,8 @@
 #define IPOIB_CM_RETRY_COUNT	3
 #define IPOIB_CM_RNR_RETRY	7	/* forever: ride out a receive shortfall */
 #define IPOIB_CM_WC_BATCH	8
+/* How long the peer's REQ may take after it rejected our crossing one. */
+#define IPOIB_CM_CROSS_WAIT	(4 * HZ)
 
 static void ipoib_cm_send_done(struct ib_cq *cq, struct ib_wc *wc);
 
@@ -629,6 +631,16 @@ reject:
 	return 0;
 }
 
+/* Crossed REQs: the peer's REQ, which was to replace ours, never came. */
+void ipoib_cm_cross_work(struct work_struct *work)
+{
+	struct ipoib_cm_conn *conn = container_of(to_delayed_work(work),
+						  struct ipoib_cm_conn,
+						  cross_work);
+
+	ipoib_cm_event(conn, IPOIB_CM_EV_LOST);
+}
+
 /**
  * ipoib_cm_rej_handler - a REJ for a connection
  * @conn: the connection
@@ -636,8 +648,10 @@ reject:
  *
  * A peer that does not know the Service ID Linux uses is dialled again
  * on RFC 4755's own.  With the bidirectional option, a Consumer Reject
- * from a peer whose address is smaller is the losing half of crossing
- * REQs (RFC 4755 3.3): its own REQ brings the connection.
+ * from a peer whose address is larger is RFC 4755 3.3 at work: our REQs
+ * crossed, the larger address rejects, and the peer's own REQ, already
+ * on its way, brings the connection.  Ours keeps its packets until that
+ * REQ arrives (ipoib_cm_req_handler() then yields it), or gives up.
  */
 void ipoib_cm_rej_handler(struct ipoib_cm_conn *conn,
 			  const struct ib_cm_event *event)
@@ -656,9 +670,9 @@ void ipoib_cm_rej_handler(struct ipoib_cm_conn *conn,
 	}
 	if (conn->active && ipoib_cm_bidirectional &&
 	    reason == IB_CM_REJ_CONSUMER_DEFINED &&
-	    ipoib_hwaddr_cmp(priv->netdev->dev_addr, conn->addr) > 0) {
-		ipoib_cm_count(priv, IPOIB_CM_ST_CROSSED, 1);
-		ipoib_cm_event(conn, IPOIB_CM_EV_CROSSED);
+	    ipoib_hwaddr_cmp(priv->netdev->dev_addr, conn->addr) < 0) {
+		queue_delayed_work(priv->cm.wq, &conn->cross_work,
+				   IPOIB_CM_CROSS_WAIT);
 		return;
 	}
 	ipoib_cm_event(conn, IPOIB_CM_EV_REJ);

@@ -106,28 +106,72 @@ cm_conns() {
 	grep -v '^#' "$(cm_debugfs "$1")/connections" || true
 }
 
+# Host I: the interface on rxe$I moved to namespace ns$I, with 192.0.2.(I+1)
+# and 2001:db8::(I+1), up; its name is left in $IB<I>.
+host_up() {
+	local i=$1 ifname
+
+	ifname=$(ipoib_if_of rxe$i) || fail "no interface on rxe$i"
+	ip netns add ns$i
+	ip netns exec ns$i sysctl -qw net.ipv6.conf.all.accept_dad=0
+	ip netns exec ns$i sysctl -qw net.ipv6.conf.default.accept_dad=0
+	ip netns exec ns$i sysctl -qw net.ipv4.icmp_echo_ignore_broadcasts=0
+	ip link set "$ifname" netns ns$i
+	ip -n ns$i link set lo up
+	ip -n ns$i addr add 192.0.2.$((i + 1))/24 dev "$ifname"
+	ip -n ns$i addr add 2001:db8::$((i + 1))/64 dev "$ifname" nodad
+	ip -n ns$i link set "$ifname" up
+	printf -v "IB$i" %s "$ifname"
+}
+
+# Wait for the carrier of host I.
+host_wait() {
+	local ifname=IB$1
+
+	wait_for 60 "carrier on ${!ifname}" carrier_up ns$1 "${!ifname}"
+}
+
 # Two hosts: IB0 (on rxe0) in namespace ns0 with 192.0.2.1 and 2001:db8::1,
 # IB1 (on rxe1) in ns1 with 192.0.2.2 and 2001:db8::2.
 hosts_up() {
-	local i ifname
-
-	IB0=$(ipoib_if_of rxe0) || fail "no interface on rxe0"
-	IB1=$(ipoib_if_of rxe1) || fail "no interface on rxe1"
-	for i in 0 1; do
-		ifname=$([ $i = 0 ] && echo "$IB0" || echo "$IB1")
-		ip netns add ns$i
-		ip netns exec ns$i sysctl -qw net.ipv6.conf.all.accept_dad=0
-		ip netns exec ns$i sysctl -qw net.ipv6.conf.default.accept_dad=0
-		ip netns exec ns$i sysctl -qw net.ipv4.icmp_echo_ignore_broadcasts=0
-		ip link set "$ifname" netns ns$i
-		ip -n ns$i link set lo up
-		ip -n ns$i addr add 192.0.2.$((i + 1))/24 dev "$ifname"
-		ip -n ns$i addr add 2001:db8::$((i + 1))/64 dev "$ifname" nodad
-		ip -n ns$i link set "$ifname" up
-	done
-	wait_for 60 "carrier on $IB0" carrier_up ns0 "$IB0"
-	wait_for 60 "carrier on $IB1" carrier_up ns1 "$IB1"
+	host_up 0
+	host_up 1
+	host_wait 0
+	host_wait 1
 	say "hosts up: $IB0 in ns0, $IB1 in ns1"
+}
+
+# Remove the hosts' namespaces (their interfaces go back to init_net).
+hosts_down() {
+	local ns
+
+	for ns in $(ip netns list | awk '{print $1}'); do
+		ip netns del "$ns"
+	done
+}
+
+# A fabric of N rxe devices on one bridge: rxe<I> on veth rv<I>, whose
+# peer bp<I> is a port of br0 (all MTU 9000).  Hosts as with host_up.
+fabric_bridge() {
+	local n=$1 i
+
+	sysctl -qw net.ipv4.conf.all.accept_local=1
+	sysctl -qw net.ipv4.conf.all.rp_filter=0
+	sysctl -qw net.ipv4.conf.default.rp_filter=0
+	sysctl -qw net.ipv6.conf.default.accept_dad=0
+	ip link add br0 mtu 9000 type bridge
+	ip link set br0 up
+	for ((i = 0; i < n; i++)); do
+		ip link add rv$i mtu 9000 type veth peer name bp$i mtu 9000
+		ip link set bp$i master br0
+		ip link set bp$i up
+		ip link set rv$i up
+		rdma link add rxe$i type rxe netdev rv$i
+	done
+	for ((i = 0; i < n; i++)); do
+		wait_for 60 "rxe$i active" rxe_active rxe$i
+	done
+	say "fabric up: $n rxe devices on br0"
 }
 
 carrier_up() {
@@ -144,6 +188,7 @@ link_mtu() {
 
 in0() { ip netns exec ns0 "$@"; }
 in1() { ip netns exec ns1 "$@"; }
+in2() { ip netns exec ns2 "$@"; }
 
 # A link counter: link_stat NS IFACE rx|tx bytes|packets
 link_stat() {

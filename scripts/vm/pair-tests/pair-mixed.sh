@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Two VMs in connected mode with different options: role 0 has the shared
+# SRQ and sends over any connection to a peer (cm_bidirectional=1), role 1
+# has no SRQ (cm_srq=0) and the default one-connection-per-direction.  So
+# role 0 answers over the QPs role 1 opened, which hold one receive until
+# used: ping at 65000 octets and iperf3 both ways, over RC, no RNR failure.
+# Role 0 serves two iperf3 runs (role 1 sends, then receives with -R).
+. "$(dirname "$0")/../lib.sh"
+
+fabric_pair
+if [ "$ROLE" = 0 ]; then
+	load_module default_mode=connected cm_bidirectional=1
+else
+	load_module default_mode=connected cm_srq=0
+fi
+pair_host_up
+[ "$(ip -o link show "$IB" | sed 's/.* mtu \([0-9]*\).*/\1/')" = 65520 ] ||
+	fail "MTU is not 65520"
+wait_for 180 "the peer answering" ping -c 1 -W 2 "$PEER4"
+ping -c 3 -i 0.3 -M do -s 65000 "$PEER4" || fail "ping -s 65000"
+ping -6 -c 3 -i 0.3 -s 65000 "$PEER6" || fail "ping6 -s 65000"
+
+if [ "$ROLE" = 0 ]; then
+	timeout 300 iperf3 -s -1 > /dev/null || fail "iperf3 server (1)"
+	timeout 300 iperf3 -s -1 > /dev/null || fail "iperf3 server (2)"
+else
+	sleep 5
+	iperf3 -c "$PEER4" -t 10 -J > /tmp/up.json || fail "iperf3 no-SRQ -> SRQ"
+	iperf3 -c "$PEER4" -t 10 -R -J > /tmp/down.json || fail "iperf3 SRQ -> no-SRQ"
+	for f in up down; do
+		python3 - /tmp/$f.json <<'PY' || fail "iperf3 $f: byte counts differ"
+import json, sys
+e = json.load(open(sys.argv[1]))["end"]
+sent, got = e["sum_sent"]["bytes"], e["sum_received"]["bytes"]
+print(f"{sys.argv[1]}: sent {sent}, received {got}")
+sys.exit(0 if 0 < got <= sent and sent - got < 16 << 20 else 1)
+PY
+	done
+fi
+cat "$(cm_debugfs rxe0)/connections"
+[ "$(cm_stat rxe0 rc_tx_errors)" = 0 ] || fail "RC send errors"
+if [ "$ROLE" = 1 ]; then
+	[ "$(cm_stat rxe0 nosrq_rx_grown)" -gt 0 ] ||
+		fail "the QPs role 1 opened never received"
+fi
+grep -qE "(per-QP|SRQ) receives" "$(cm_debugfs rxe0)/connections"
+[ "$(cm_stat rxe0 rc_rx_bytes)" -gt 10000000 ] || fail "little came in over RC"
+[ "$(cm_stat rxe0 rc_tx_bytes)" -gt 10000000 ] || fail "little went out over RC"
+# Stay up until the peer is done.
+sleep 15
+unload_module
+say "pair-srq-nosrq (role $ROLE): ok"

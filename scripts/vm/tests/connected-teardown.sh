@@ -1,0 +1,90 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Connected mode torn down under iperf3 in both directions: a mode switch,
+# ifdown/ifup, removal of the RDMA device, rmmod.  Each takes at most
+# 10 s and leaves nothing behind (kmemleak and the kernel log are checked
+# by the runner).
+. "$(dirname "$0")/../lib.sh"
+
+# Time a command; fail if it takes more than 10 s.
+within_10s() {
+	local what=$1 start took
+	shift
+	start=$(date +%s.%N)
+	"$@" || fail "$what failed"
+	took=$(echo "$(date +%s.%N) - $start" | bc)
+	say "$what took ${took}s"
+	[ "$(echo "$took <= 10" | bc)" = 1 ] || fail "$what took ${took}s"
+}
+
+traffic_start() {
+	in1 iperf3 -s > /dev/null 2>&1 &
+	SPID=$!
+	sleep 1
+	in0 iperf3 -c 192.0.2.2 -t 300 --bidir > /dev/null 2>&1 &
+	CPID=$!
+	# Until data flows over RC both ways.
+	local rx0 rx1
+	rx0=$(cm_stat rxe0 rc_rx_bytes)
+	rx1=$(cm_stat rxe1 rc_rx_bytes)
+	wait_for 30 "RC traffic" sh -c \
+		"[ \$(awk '\$1 == \"rc_rx_bytes\" {print \$2}' $(cm_debugfs rxe0)/stats) -gt $((rx0 + 1000000)) ] &&
+		 [ \$(awk '\$1 == \"rc_rx_bytes\" {print \$2}' $(cm_debugfs rxe1)/stats) -gt $((rx1 + 1000000)) ]"
+	sleep 2
+}
+
+traffic_stop() {
+	kill "$CPID" "$SPID" 2>/dev/null || true
+	wait "$CPID" "$SPID" 2>/dev/null || true
+}
+
+connect_both() {
+	set_mode ns0 "$IB0" connected
+	set_mode ns1 "$IB1" connected
+	in0 ip neigh flush dev "$IB0"
+	in1 ip neigh flush dev "$IB1"
+	in0 ping -c 1 -W 10 192.0.2.2 > /dev/null || fail "no ping in connected mode"
+}
+
+fabric_single
+load_module
+hosts_up
+connect_both
+
+traffic_start
+within_10s "mode switch to datagram under traffic" set_mode ns0 "$IB0" datagram
+traffic_stop
+[ "$(cm_conns rxe0 | wc -l)" = 0 ] || fail "connections left after the switch"
+connect_both
+
+traffic_start
+within_10s "ifdown under traffic" ip -n ns1 link set "$IB1" down
+ip -n ns1 link set "$IB1" up
+wait_for 60 "carrier on $IB1" carrier_up ns1 "$IB1"
+traffic_stop
+in0 ping -c 1 -W 20 192.0.2.2 > /dev/null || fail "no ping after ifup"
+
+traffic_start
+within_10s "rdma link del rxe1 under traffic" rdma link del rxe1
+traffic_stop
+rdma link add rxe1 type rxe netdev veth1
+wait_for 60 "rxe1 active" rxe_active rxe1
+wait_for 30 "interface on rxe1" ipoib_if_of rxe1
+# The survivor closes what pointed at the removed device.
+wait_for 60 "connections to rxe1 closed" sh -c \
+	"! grep -q live $(cm_debugfs rxe0)/connections"
+
+# rmmod with both interfaces connected and busy.
+IB1=$(ipoib_if_of rxe1)
+ip netns del ns1
+ip netns add ns1
+ip link set "$IB1" netns ns1
+ip -n ns1 addr add 192.0.2.2/24 dev "$IB1"
+ip -n ns1 link set "$IB1" up
+wait_for 60 "carrier on $IB1" carrier_up ns1 "$IB1"
+connect_both
+traffic_start
+within_10s "rmmod under traffic" unload_module
+traffic_stop
+ip link show | grep -q ': ib' && fail "an interface survived rmmod"
+say "connected-teardown: ok"

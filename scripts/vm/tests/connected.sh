@@ -1,0 +1,75 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Connected mode (RFC 4755) over rxe with the shared SRQ: the mode file,
+# MTU 65520, ping and ping6 at 65000 octets, iperf3 and a checked TCP
+# transfer over RC (counters prove it), then one end back in datagram
+# mode: traffic still flows, over UD, and a packet too big for UD gets a
+# local ICMP error carrying 4092.
+. "$(dirname "$0")/../lib.sh"
+
+fabric_single
+load_module
+hosts_up
+
+[ "$(get_mode ns0 "$IB0")" = datagram ] || fail "new interfaces are not in datagram mode"
+set_mode ns0 "$IB0" connected || fail "echo connected > mode (ns0)"
+set_mode ns1 "$IB1" connected || fail "echo connected > mode (ns1)"
+[ "$(get_mode ns0 "$IB0")" = connected ] || fail "mode does not read back"
+for i in 0 1; do
+	ifname=$([ $i = 0 ] && echo "$IB0" || echo "$IB1")
+	mtu=$(link_mtu ns$i "$ifname")
+	[ "$mtu" = 65520 ] || fail "$ifname: MTU $mtu in connected mode, expected 65520"
+done
+before=$(klog_count 'mode must be "datagram" or "connected"')
+if set_mode ns0 "$IB0" bogus 2>/dev/null; then
+	fail "mode accepted \"bogus\""
+fi
+[ "$(klog_count 'mode must be "datagram" or "connected"')" -gt "$before" ] ||
+	fail "no kernel message for a bad mode"
+ip -n ns0 link set "$IB0" mtu 65521 2>/dev/null && fail "MTU 65521 accepted"
+
+# The peer's link address carries the RC flag now.
+in0 ping -c 1 -W 10 192.0.2.2 || fail "first ping in connected mode"
+in0 ip neigh show 192.0.2.2 dev "$IB0" | grep -q 'lladdr 80:' ||
+	fail "the peer's address has no RC flag: $(in0 ip neigh show dev "$IB0")"
+in0 ping -c 3 -i 0.3 -M do -s 65000 192.0.2.2 || fail "ping -s 65000"
+in0 ping -6 -c 3 -i 0.3 -s 65000 2001:db8::2 || fail "ping6 -s 65000"
+cat "$(cm_debugfs rxe0)/connections"
+cm_conns rxe0 | grep -q ' active live ' || fail "no live connection opened by $IB0"
+cm_conns rxe1 | grep -q ' passive live ' || fail "no live connection accepted by $IB1"
+
+rc0=$(cm_stat rxe0 rc_tx_bytes)
+ud0=$(link_stat ns0 "$IB0" tx bytes)
+iperf_check 30 || fail "iperf3 byte counts differ"
+rc0=$(($(cm_stat rxe0 rc_tx_bytes) - rc0))
+all0=$(($(link_stat ns0 "$IB0" tx bytes) - ud0))
+got=$(python3 -c 'import json; print(json.load(open("/tmp/iperf-server.json"))["end"]["sum_received"]["bytes"])')
+say "iperf3 delivered $got bytes; $IB0 sent $all0 bytes, $rc0 of them over RC"
+[ "$rc0" -ge "$got" ] || fail "less went over RC ($rc0) than iperf3 delivered ($got)"
+[ $((all0 - rc0)) -lt $((got / 100)) ] || fail "$((all0 - rc0)) bytes went over UD"
+tcp_digest_check 16 || fail "a 16 MiB TCP transfer arrived damaged or short"
+cat "$(cm_debugfs rxe0)/connections" "$(cm_debugfs rxe1)/connections"
+[ "$(cm_stat rxe0 rc_tx_errors)" = 0 ] || fail "RC send errors"
+
+# One end back in datagram mode: its MTU drops and the connections close.
+set_mode ns1 "$IB1" datagram || fail "echo datagram > mode"
+[ "$(link_mtu ns1 "$IB1")" = 4092 ] || fail "datagram MTU is $(link_mtu ns1 "$IB1")"
+wait_for 20 "connections closed" sh -c "! grep -q live $(cm_debugfs rxe0)/connections"
+in0 ip neigh flush dev "$IB0"
+in1 ip neigh flush dev "$IB1"
+rc0=$(cm_stat rxe0 rc_tx_packets)
+in0 ping -c 3 -i 0.3 192.0.2.2 || fail "ping connected -> datagram"
+in1 ping -c 3 -i 0.3 192.0.2.1 || fail "ping datagram -> connected"
+in0 ping -c 2 -s 8000 192.0.2.2 || fail "fragmented ping connected -> datagram"
+if in0 ping -c 1 -W 3 -M do -s 5000 192.0.2.2 > /tmp/big.out 2>&1; then
+	fail "5000 octets with DF reached a datagram-mode peer"
+fi
+cat /tmp/big.out
+grep -q 'mtu = 4092\|mtu=4092' /tmp/big.out || fail "no ICMP error with MTU 4092"
+iperf_check 10 || fail "iperf3 connected -> datagram"
+[ "$(cm_stat rxe0 rc_tx_packets)" = "$rc0" ] || fail "RC used towards a datagram-mode peer"
+[ "$(cm_stat rxe0 too_big_icmp)" -gt 0 ] || [ "$(awk '$1 == "drop_too_big" {print $2}' "$(cm_debugfs rxe0)/stats")" -gt 0 ] ||
+	fail "no packet counted as too big"
+
+unload_module
+say "connected: ok"

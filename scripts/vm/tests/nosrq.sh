@@ -1,0 +1,79 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Connected mode without SRQ (cm_srq=0), three hosts on a bridge:
+#  - ping, ping6 and ping -s 65000, iperf3 30 s between two no-SRQ ends;
+#  - cm_max_nosrq=1: the second peer to dial host 0 is refused with
+#    NO_QP, its traffic falls back to UD (counted) and still flows, and the
+#    connections already there keep working;
+#  - receive-buffer bytes of an opened, idle QP (one buffer) and of an
+#    accepted one (a full ring), reported;
+#  - cm_bidirectional=1: the peer sends back over the connection host 0
+#    opened; that QP's ring grows from one receive, nothing is lost.
+. "$(dirname "$0")/../lib.sh"
+
+conn_field() {	# conn_field RDMADEV DIR FIELD: a field of the first DIR conn
+	cm_conns "$1" | awk -v d="$2" -v f="$3" \
+		'$3 == d { for (i = 1; i < NF; i++) if ($i == f) { print $(i + 1); exit } }'
+}
+
+fabric_bridge 3
+load_module default_mode=connected cm_srq=0 cm_max_nosrq=1
+for i in 0 1 2; do host_up $i; done
+for i in 0 1 2; do host_wait $i; done
+[ "$(link_mtu ns0 "$IB0")" = 65520 ] || fail "default_mode=connected: MTU $(link_mtu ns0 "$IB0")"
+grep -q 'per-QP receives' "$(cm_debugfs rxe0)/connections" || fail "not in no-SRQ mode"
+
+# Host 0 dials host 1, and host 1 dials back: one accepted QP each.
+in0 ping -c 1 -W 10 192.0.2.2 || fail "first ping 0 -> 1"
+in0 ping -c 3 -i 0.3 -M do -s 65000 192.0.2.2 || fail "ping -s 65000"
+in0 ping -6 -c 3 -i 0.3 -s 65000 2001:db8::2 || fail "ping6 -s 65000"
+cm_conns rxe0 | grep -q ' active live ' || fail "0 -> 1 not over RC"
+cm_conns rxe0 | grep -q ' passive live ' || fail "1 -> 0 not over RC"
+
+# Host 2 is the second peer to dial host 0: over the cap.
+in2 ping -c 3 -i 0.3 -W 10 192.0.2.1 || fail "ping 2 -> 0 over UD"
+cat "$(cm_debugfs rxe0)/stats" | grep -E 'req_|conn_' || true
+[ "$(cm_stat rxe0 req_over_nosrq_cap)" -ge 1 ] || fail "host 0 did not refuse host 2"
+[ "$(cm_stat rxe2 conn_failed)" -ge 1 ] || fail "host 2 did not count its failure"
+[ "$(cm_stat rxe2 fallback_tx_packets)" -ge 1 ] || fail "host 2 sent nothing over UD"
+[ "$(cm_conns rxe0 | grep -c ' passive live ')" = 1 ] || fail "host 0 accepted over its cap"
+in2 ping -c 2 -s 20000 -W 10 192.0.2.1 || fail "large ping 2 -> 0 (UD, fragmented)"
+in0 ping -c 2 -i 0.3 -W 10 192.0.2.2 || fail "0 -> 1 broke when host 2 was refused"
+
+iperf_check 30 || fail "iperf3 byte counts differ (no-SRQ both ends)"
+cat "$(cm_debugfs rxe0)/connections" "$(cm_debugfs rxe1)/connections"
+[ "$(cm_stat rxe0 rc_tx_errors)" = 0 ] || fail "RC send errors"
+
+idle=$(conn_field rxe0 active rx_buf_bytes)
+full=$(conn_field rxe1 passive rx_buf_bytes)
+say "receive-buffer bytes: opened, idle QP $idle; accepted QP $full"
+[ "$(conn_field rxe0 active rx_posted)" = 1 ] || fail "the opened QP has more than one receive"
+[ "$idle" -gt 0 ] && [ "$full" -gt "$idle" ] || fail "unexpected receive-buffer sizes"
+
+# One connection both ways: host 1 answers over the QP host 0 opened.
+unload_module
+hosts_down
+load_module default_mode=connected cm_srq=0 cm_bidirectional=1
+hosts_up
+in0 ping -c 3 -i 0.3 -W 10 192.0.2.2 || fail "bidirectional ping"
+cat "$(cm_debugfs rxe0)/connections" "$(cm_debugfs rxe1)/connections"
+[ "$(cm_conns rxe0 | wc -l)" = 1 ] || fail "host 0 has $(cm_conns rxe0 | wc -l) connections"
+[ "$(cm_conns rxe1 | wc -l)" = 1 ] || fail "host 1 has $(cm_conns rxe1 | wc -l) connections"
+before=$(conn_field rxe0 active rx_posted)
+in1 iperf3 -s -1 > /dev/null 2>&1 &
+spid=$!
+sleep 1
+in0 iperf3 -c 192.0.2.2 -t 10 -R -J > /tmp/iperf-r.json || fail "iperf3 -R"
+wait $spid || true
+got=$(python3 -c 'import json; print(json.load(open("/tmp/iperf-r.json"))["end"]["sum_received"]["bytes"])')
+after=$(conn_field rxe0 active rx_posted)
+cat "$(cm_debugfs rxe0)/connections"
+say "host 1 -> host 0 over host 0's QP: $got bytes; receives posted $before -> $after"
+[ "$got" -gt 1000000 ] || fail "little data came back: $got bytes"
+[ "$after" -gt "$before" ] || fail "the opened QP's ring did not grow"
+[ "$(cm_stat rxe0 nosrq_rx_grown)" -gt 0 ] || fail "no growth counted"
+[ "$(cm_stat rxe1 rc_tx_errors)" = 0 ] || fail "host 1 saw RC send errors (RNR?)"
+[ "$(cm_conns rxe0 | wc -l)" = 1 ] || fail "a second connection appeared"
+
+unload_module
+say "nosrq: ok"
