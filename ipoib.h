@@ -442,6 +442,7 @@ struct ipoib_cm_dev {
 	struct delayed_work idle_work;
 	wait_queue_head_t drain_wait;
 	unsigned long rx_gen;		/* NAPI passes that emptied recv_cq */
+	unsigned long rx_polled;	/* completions taken from recv_cq */
 
 	struct dentry *debugfs;
 	u32 rtu_delay_ms;		/* debugfs, tests only */

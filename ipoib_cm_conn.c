@@ -270,16 +270,25 @@ static void ipoib_cm_destroy_qp(struct ipoib_cm_conn *conn)
 }
 
 /*
- * Wait until the NAPI has emptied the receive CQ twice: a pass that began
- * after the caller's QP went to ERR has then consumed every completion
- * that QP had left there, so nothing in the CQ points at it any more.
+ * Completions leave the receive CQ in order.  Once the NAPI has emptied it
+ * twice, or taken as many completions from it as it holds, since the
+ * caller's QP went to ERR, every completion that QP had left there has
+ * been consumed: nothing in the CQ points at it any more.
  */
+static bool ipoib_cm_rx_passed(struct ipoib_priv *priv, unsigned long gen,
+			       unsigned long polled)
+{
+	return READ_ONCE(priv->cm.rx_gen) - gen >= 2 ||
+	       READ_ONCE(priv->cm.rx_polled) - polled >= priv->cm.recv_cq->cqe;
+}
+
 static void ipoib_cm_rx_barrier(struct ipoib_priv *priv)
 {
 	unsigned long gen = READ_ONCE(priv->cm.rx_gen);
+	unsigned long polled = READ_ONCE(priv->cm.rx_polled);
 	unsigned long end = jiffies + IPOIB_CM_DRAIN_TIMEOUT;
 
-	while (READ_ONCE(priv->cm.rx_gen) - gen < 2) {
+	while (!ipoib_cm_rx_passed(priv, gen, polled)) {
 		if (time_after(jiffies, end)) {
 			netdev_warn(priv->netdev, "receive CQ not polled in time\n");
 			return;
@@ -288,7 +297,7 @@ static void ipoib_cm_rx_barrier(struct ipoib_priv *priv)
 		napi_schedule(&priv->cm.napi);
 		local_bh_enable();
 		wait_event_timeout(priv->cm.drain_wait,
-				   READ_ONCE(priv->cm.rx_gen) - gen >= 2,
+				   ipoib_cm_rx_passed(priv, gen, polled),
 				   HZ / 50 + 1);
 	}
 }
@@ -645,9 +654,10 @@ static void ipoib_cm_drain_recv_cq(struct ipoib_priv *priv)
  */
 void ipoib_cm_stop(struct ipoib_priv *priv)
 {
+	unsigned long start = jiffies;
 	struct ipoib_cm_conn *conn;
 	struct hlist_node *tmp;
-	unsigned int i;
+	unsigned int i, n = 0;
 	int bkt;
 
 	lockdep_assert_held(&priv->transport_lock);
@@ -670,6 +680,7 @@ void ipoib_cm_stop(struct ipoib_priv *priv)
 		t = ipoib_cm_fsm(conn->state, IPOIB_CM_EV_SHUTDOWN);
 		conn->state = t.next;
 		ipoib_cm_queue_reap(conn);
+		n++;
 	}
 	spin_unlock_bh(&priv->cm.lock);
 	flush_workqueue(priv->cm.wq);
@@ -683,7 +694,8 @@ void ipoib_cm_stop(struct ipoib_priv *priv)
 	priv->cm.ops->stop(priv);
 	ib_destroy_cq(priv->cm.recv_cq);
 	priv->cm.recv_cq = NULL;
-	netdev_info(priv->netdev, "connected mode stopped\n");
+	netdev_info(priv->netdev, "connected mode stopped: %u connections closed in %u ms\n",
+		    n, jiffies_to_msecs(jiffies - start));
 }
 
 /* Close connections nobody used for cm_idle_timeout seconds. */

@@ -263,6 +263,7 @@ int ipoib_cm_napi_poll(struct napi_struct *napi, int budget)
 			wc[i].wr_cqe->done(priv->cm.recv_cq, &wc[i]);
 		done += n;
 	}
+	WRITE_ONCE(priv->cm.rx_polled, priv->cm.rx_polled + done);
 	if (done < budget) {
 		/* The CQ was found empty: teardown waits for this. */
 		WRITE_ONCE(priv->cm.rx_gen, priv->cm.rx_gen + 1);
