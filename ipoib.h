@@ -298,6 +298,13 @@ enum ipoib_cm_stat {
 
 extern const char *const ipoib_cm_stat_names[IPOIB_CM_ST_MAX];
 
+/*
+ * How long a peer waits after an RNR NAK before sending again.  The CM's
+ * default (0) means 655 ms: far too long when the receive queue is only
+ * short of a buffer for as long as the NAPI takes to repost one.
+ */
+#define IPOIB_CM_MIN_RNR_TIMER	IB_RNR_TIMER_001_28
+
 /* A receive buffer of connected mode: page fragments, no linear part. */
 #define IPOIB_CM_RX_MTU_MAX	(65520 + IPOIB_ENCAP_LEN)
 #define IPOIB_CM_MAX_FRAGS	DIV_ROUND_UP(IPOIB_CM_RX_MTU_MAX, PAGE_SIZE)

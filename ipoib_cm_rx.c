@@ -341,8 +341,10 @@ static int ipoib_cm_rx_modify(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 	ret = ib_cm_init_qp_attr(id, &attr, &mask);
 	if (ret)
 		return ret;
-	if (state == IB_QPS_RTR)
+	if (state == IB_QPS_RTR) {
 		attr.rq_psn = psn;
+		attr.min_rnr_timer = IPOIB_CM_MIN_RNR_TIMER;
+	}
 	return ib_modify_qp(conn->qp, &attr, mask);
 }
 

@@ -573,6 +573,8 @@ static int ipoib_cm_modify(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 	int mask, ret;
 
 	ret = ib_cm_init_qp_attr(id, &attr, &mask);
+	if (!ret && state == IB_QPS_RTR)
+		attr.min_rnr_timer = IPOIB_CM_MIN_RNR_TIMER;
 	if (!ret)
 		ret = ib_modify_qp(conn->qp, &attr, mask);
 	if (ret)

@@ -101,6 +101,17 @@ cm_stat() {
 	awk -v n="$2" '$1 == n { print $2 }' "$(cm_debugfs "$1")/stats"
 }
 
+# Every interface's connections and counters (for failures).
+cm_dump() {
+	local d
+
+	for d in /sys/kernel/debug/ipoib_cm/*/; do
+		[ -d "$d" ] || continue
+		echo "== $d"
+		cat "$d/connections" "$d/stats" 2>/dev/null | grep -v ' 0$' || true
+	done
+}
+
 # Connections of an RDMA device's interface, one per line.
 cm_conns() {
 	grep -v '^#' "$(cm_debugfs "$1")/connections" || true
@@ -209,12 +220,14 @@ iperf_check() {
 	rx0=$(link_stat ns0 "$IB0" rx bytes)
 	tx1=$(link_stat ns1 "$IB1" tx bytes)
 	rx1=$(link_stat ns1 "$IB1" rx bytes)
-	in1 iperf3 -s -1 -J > /tmp/iperf-server.json 2>&1 &
+	# A stalled transfer must end the test, with the state to debug it.
+	in1 timeout $((secs + 60)) iperf3 -s -1 -J > /tmp/iperf-server.json 2>&1 &
 	local spid=$!
 	sleep 1
-	in0 iperf3 -c 192.0.2.2 -t "$secs" -J "$@" > /tmp/iperf-client.json ||
-		{ cat /tmp/iperf-client.json; fail "iperf3 client failed"; }
-	wait $spid || { cat /tmp/iperf-server.json; fail "iperf3 server failed"; }
+	in0 timeout $((secs + 60)) iperf3 -c 192.0.2.2 -t "$secs" -J "$@" \
+		> /tmp/iperf-client.json ||
+		{ tail -n 20 /tmp/iperf-client.json; cm_dump; fail "iperf3 client failed"; }
+	wait $spid || { tail -n 20 /tmp/iperf-server.json; fail "iperf3 server failed"; }
 	cp /tmp/iperf-client.json /tmp/iperf-server.json "$VMOUT/" 2>/dev/null || true
 	sleep 2
 	tx0=$(($(link_stat ns0 "$IB0" tx bytes) - tx0))
