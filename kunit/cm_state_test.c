@@ -69,46 +69,38 @@ static struct ipoib_cm_transition spec(enum ipoib_cm_state s,
 	}
 }
 
-struct fsm_pair {
-	enum ipoib_cm_state state;
-	enum ipoib_cm_event event;
-};
+/* Every (state, event) pair, as state * IPOIB_CM_EV_MAX + event. */
+static unsigned int fsm_pairs[IPOIB_CM_STATE_MAX * IPOIB_CM_EV_MAX];
 
-static struct fsm_pair fsm_pairs[IPOIB_CM_STATE_MAX * IPOIB_CM_EV_MAX];
-
-static void fsm_pair_desc(const struct fsm_pair *p, char *desc)
+static int fsm_suite_init(struct kunit_suite *suite)
 {
-	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s+%s",
-		 ipoib_cm_state_names[p->state], ipoib_cm_event_names[p->event]);
-}
-
-static const void *fsm_gen_params(const void *prev, char *desc)
-{
-	const struct fsm_pair *p = prev;
 	unsigned int i;
 
-	if (!p) {
-		for (i = 0; i < ARRAY_SIZE(fsm_pairs); i++) {
-			fsm_pairs[i].state = i / IPOIB_CM_EV_MAX;
-			fsm_pairs[i].event = i % IPOIB_CM_EV_MAX;
-		}
-		p = fsm_pairs;
-	} else if (++p == fsm_pairs + ARRAY_SIZE(fsm_pairs)) {
-		return NULL;
-	}
-	fsm_pair_desc(p, desc);
-	return p;
+	for (i = 0; i < ARRAY_SIZE(fsm_pairs); i++)
+		fsm_pairs[i] = i;
+	return 0;
 }
+
+static void fsm_pair_desc(unsigned int *p, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s+%s",
+		 ipoib_cm_state_names[*p / IPOIB_CM_EV_MAX],
+		 ipoib_cm_event_names[*p % IPOIB_CM_EV_MAX]);
+}
+
+KUNIT_ARRAY_PARAM(fsm, fsm_pairs, fsm_pair_desc);
 
 static void fsm_every_pair(struct kunit *test)
 {
-	const struct fsm_pair *p = test->param_value;
-	struct ipoib_cm_transition got = ipoib_cm_fsm(p->state, p->event);
-	struct ipoib_cm_transition want = spec(p->state, p->event);
+	const unsigned int *p = test->param_value;
+	enum ipoib_cm_state state = *p / IPOIB_CM_EV_MAX;
+	enum ipoib_cm_event event = *p % IPOIB_CM_EV_MAX;
+	struct ipoib_cm_transition got = ipoib_cm_fsm(state, event);
+	struct ipoib_cm_transition want = spec(state, event);
 
 	KUNIT_EXPECT_EQ_MSG(test, got.next, want.next, "%s on %s: next %s",
-			    ipoib_cm_event_names[p->event],
-			    ipoib_cm_state_names[p->state],
+			    ipoib_cm_event_names[event],
+			    ipoib_cm_state_names[state],
 			    ipoib_cm_state_names[got.next]);
 	KUNIT_EXPECT_EQ(test, got.action, want.action);
 }
@@ -245,6 +237,7 @@ static struct kunit_case ipoib_cm_state_cases[] = {
 
 static struct kunit_suite ipoib_cm_state_suite = {
 	.name = "ipoib_cm_state",
+	.suite_init = fsm_suite_init,
 	.test_cases = ipoib_cm_state_cases,
 };
 
