@@ -221,10 +221,10 @@ iperf_check() {
 	tx1=$(link_stat ns1 "$IB1" tx bytes)
 	rx1=$(link_stat ns1 "$IB1" rx bytes)
 	# A stalled transfer must end the test, with the state to debug it.
-	in1 timeout $((secs + 60)) iperf3 -s -1 -J > /tmp/iperf-server.json 2>&1 &
+	in1 timeout $((secs * 4 + 180)) iperf3 -s -1 -J > /tmp/iperf-server.json 2>&1 &
 	local spid=$!
 	sleep 1
-	in0 timeout $((secs + 60)) iperf3 -c 192.0.2.2 -t "$secs" -J "$@" \
+	in0 timeout $((secs * 4 + 120)) iperf3 -c 192.0.2.2 -t "$secs" -J "$@" \
 		> /tmp/iperf-client.json ||
 		{ tail -n 20 /tmp/iperf-client.json; cm_dump; fail "iperf3 client failed"; }
 	wait $spid || { tail -n 20 /tmp/iperf-server.json; fail "iperf3 server failed"; }
