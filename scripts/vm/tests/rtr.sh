@@ -14,16 +14,6 @@
 
 RTU_DELAY=5000
 
-# Each side knows the other's RC address already: no ARP, the first packet
-# of each side dials.
-static_neighbours() {
-	local a0 a1
-	a0=$(ip -n ns0 -j link show "$IB0" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["address"])')
-	a1=$(ip -n ns1 -j link show "$IB1" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["address"])')
-	in0 ip neigh replace 192.0.2.2 lladdr "$a1" dev "$IB0" nud permanent
-	in1 ip neigh replace 192.0.2.1 lladdr "$a0" dev "$IB1" nud permanent
-}
-
 # ping once from ns0; print the round trip in ms.
 first_ping_ms() {
 	in0 ping -c 1 -W 4 192.0.2.2 | sed -n 's/.*time=\([0-9.]*\) ms/\1/p'
