@@ -37,14 +37,18 @@ result() {
 
 # run_test NAME COMMAND...: one test, its output in $LOGDIR/NAME.log.
 run_test() {
-	local name=$1 log
+	local name=$1 log t0=$SECONDS rc
 	shift
 	log=$LOGDIR/${name//\//_}.log
 	"$@" > "$log" 2>&1
-	result "$name" $? "see $log"
+	rc=$?
+	echo "$name: $((SECONDS - t0)) s" >> "$LOGDIR/durations"
+	result "$name" $rc "see $log"
 }
 
 finish() {
+	sort -t: -k2 -rn "$LOGDIR/durations" 2>/dev/null | head -n 8 |
+		sed 's/^/     slowest: /'
 	echo "test time: $((SECONDS - start)) s"
 	echo "$passed passed, $failed failed"
 	[ $failed = 0 ]

@@ -54,8 +54,10 @@ rc=$?
 echo "vm-init: job finished with status $rc" > /dev/kmsg
 
 if [ -w $kmemleak ]; then
-	# kmemleak only reports objects older than five seconds.
+	# kmemleak reports an object only once it is older than five seconds
+	# and a second scan found it unreferenced and unchanged.
 	sleep 6
+	echo scan > $kmemleak
 	echo scan > $kmemleak
 	cat $kmemleak > /tmp/vmout/kmemleak
 fi
