@@ -42,12 +42,16 @@ key=$( (echo "$debver $flavour $what"; cat "${fragments[@]}") | sha256sum | cut 
 name=$version-$flavour-$what
 out=$CACHE/kernels/$name-$key
 
+mkdir -p "$CACHE/kernels"
+# One build per directory at a time: a second caller waits for the first
+# and then finds its result.
+exec 9> "$out.lock"
+flock 9
 if [ -f "$out/.done" ]; then
 	echo "$out"
 	exit 0
 fi
 
-mkdir -p "$CACHE/kernels"
 if [ ! -d "$out" ]; then
 	seed=$(ls -td "$CACHE/kernels/$name"-* 2>/dev/null | head -n1) || true
 	if [ -n "$seed" ]; then
