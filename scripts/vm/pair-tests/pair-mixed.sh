@@ -38,11 +38,23 @@ if [ "$ROLE" = 0 ]; then
 	timeout 300 iperf3 -s -1 > /dev/null || { cm_dump; fail "iperf3 server (1)"; }
 	timeout 300 iperf3 -s -1 > /dev/null || { cm_dump; fail "iperf3 server (2)"; }
 else
-	sleep 5
-	timeout 200 iperf3 -c "$PEER4" -t 10 -J > /tmp/up.json ||
-		{ cm_dump; fail "iperf3 no-SRQ -> SRQ"; }
-	timeout 200 iperf3 -c "$PEER4" -t 10 -R -J > /tmp/down.json ||
-		{ cm_dump; fail "iperf3 SRQ -> no-SRQ"; }
+	# The peer's server may still be closing the previous test (it then
+	# answers "busy" or refuses): try again, up to a minute.
+	iperf_client() {
+		local out=$1 i
+		shift
+		for i in $(seq 30); do
+			timeout 200 iperf3 -c "$PEER4" -t 10 -J "$@" > "$out" || true
+			cp "$out" "$VMOUT/"
+			grep -q '"error"' "$out" || return 0
+			grep -qE 'busy|refused' "$out" || break
+			sleep 2
+		done
+		grep '"error"' "$out"
+		return 1
+	}
+	iperf_client /tmp/up.json || { cm_dump; fail "iperf3 no-SRQ -> SRQ"; }
+	iperf_client /tmp/down.json -R || { cm_dump; fail "iperf3 SRQ -> no-SRQ"; }
 	# What was sent but not yet read at the end can only sit in the two
 	# sockets (the VMs share these defaults).
 	slack=$(($(sysctl -n net.ipv4.tcp_wmem | awk '{print $3}') +
