@@ -137,6 +137,8 @@ struct ipoib_port {
 };
 
 /* Module parameters (ipoib_main.c). */
+#define IPOIB_RING_MIN		16
+#define IPOIB_RING_MAX		8192
 extern unsigned int ipoib_sendq_size;
 extern unsigned int ipoib_recvq_size;
 extern unsigned int ipoib_roce_qkey;
@@ -631,6 +633,9 @@ void ipoib_cm_debugfs_del(struct ipoib_priv *priv);
 
 /* ipoib_ethtool.c */
 extern const struct ethtool_ops ipoib_ethtool_ops;
+unsigned int ipoib_nr_stats(void);
+void ipoib_stat_name(unsigned int i, const char **prefix, const char **name);
+u64 ipoib_stat_value(struct ipoib_priv *priv, unsigned int i);
 
 /* ipoib_sysfs.c */
 extern const struct attribute_group ipoib_attr_group;

@@ -31,9 +31,9 @@ static int ipoib_param_ring_set(const char *val, const struct kernel_param *kp)
 	ret = kstrtouint(val, 0, &n);
 	if (ret)
 		return ret;
-	if (n < 16 || n > 8192) {
-		pr_err("%s must be between 16 and 8192, not %u\n",
-		       kp->name, n);
+	if (n < IPOIB_RING_MIN || n > IPOIB_RING_MAX) {
+		pr_err("%s must be between %u and %u, not %u\n",
+		       kp->name, IPOIB_RING_MIN, IPOIB_RING_MAX, n);
 		return -EINVAL;
 	}
 	*(unsigned int *)kp->arg = roundup_pow_of_two(n);
