@@ -529,10 +529,16 @@ static inline void ipoib_cm_count(struct ipoib_priv *priv,
 	atomic64_add(n, &priv->cm.stats[what]);
 }
 
+/* ipoib_trace.c: counted and traced */
+void ipoib_count_drops(struct ipoib_priv *priv, enum ipoib_drop why,
+		       unsigned int n);
+void ipoib_cm_set_state(struct ipoib_cm_conn *conn, enum ipoib_cm_state next,
+			enum ipoib_cm_event ev);
+
 static inline void ipoib_count_drop(struct ipoib_priv *priv,
 				    enum ipoib_drop why)
 {
-	atomic64_inc(&priv->drops[why]);
+	ipoib_count_drops(priv, why, 1);
 }
 
 /* ipoib_netdev.c */
