@@ -81,6 +81,8 @@ for v in 6.1:$k61 6.12:$k612 7.2:$k72; do
 	fi
 	run_test "build/$ver" bash scripts/build-module.sh "$kdir" "$BUILD/$ver"
 done
+# dkms add + dkms build, as an administrator would, in a private DKMS tree.
+run_test dkms/6.1 bash scripts/dkms-build.sh "$k61"
 
 # The verbs program the malformed-frames scenario sends with.
 mkdir -p "$BUILD/tools"
