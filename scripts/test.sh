@@ -95,6 +95,8 @@ for f in $(git ls-files '*.c' '*.h' 2>/dev/null || ls ./*.[ch] kunit/*.[ch]); do
 	run_test "checkpatch/$f" perl "$src612/scripts/checkpatch.pl" \
 		--strict --no-tree --quiet --show-types -f "$f"
 done
+# The admin guide covers every parameter, file, counter and tracepoint.
+run_test docs bash scripts/check-docs.sh
 if [ -n "$k612" ]; then
 	run_test sparse/6.12 bash scripts/build-module.sh "$k612" \
 		"$BUILD/sparse-6.12" C=2
