@@ -84,10 +84,9 @@ in0 ping -c 1 -W 2 192.0.2.99 && fail "ping to a GID without a path answered"
 grep -q "ipoib_drop: $IB0: 1 dropped: no_path" $TRACING/trace ||
 	fail "no ipoib_drop event for no_path"
 
-# Connected mode: the first ping dials a connection.
+# Connected mode: the first ping (after ARP, over UD) dials a connection.
 set_mode ns0 "$IB0" connected || fail "echo connected > mode (ns0)"
 set_mode ns1 "$IB1" connected || fail "echo connected > mode (ns1)"
-static_neighbours
 tx0=$(es ns0 "$IB0" rc_tx_packets)
 rx1=$(es ns1 "$IB1" rc_rx_packets)
 up0=$(es ns0 "$IB0" conn_active_up)
