@@ -137,6 +137,8 @@ struct ipoib_port {
 };
 
 /* Module parameters (ipoib_main.c). */
+#define IPOIB_RING_MIN		16
+#define IPOIB_RING_MAX		8192
 extern unsigned int ipoib_sendq_size;
 extern unsigned int ipoib_recvq_size;
 extern unsigned int ipoib_roce_qkey;
@@ -527,10 +529,16 @@ static inline void ipoib_cm_count(struct ipoib_priv *priv,
 	atomic64_add(n, &priv->cm.stats[what]);
 }
 
+/* ipoib_trace.c: counted and traced */
+void ipoib_count_drops(struct ipoib_priv *priv, enum ipoib_drop why,
+		       unsigned int n);
+void ipoib_cm_set_state(struct ipoib_cm_conn *conn, enum ipoib_cm_state next,
+			enum ipoib_cm_event ev);
+
 static inline void ipoib_count_drop(struct ipoib_priv *priv,
 				    enum ipoib_drop why)
 {
-	atomic64_inc(&priv->drops[why]);
+	ipoib_count_drops(priv, why, 1);
 }
 
 /* ipoib_netdev.c */
@@ -631,6 +639,9 @@ void ipoib_cm_debugfs_del(struct ipoib_priv *priv);
 
 /* ipoib_ethtool.c */
 extern const struct ethtool_ops ipoib_ethtool_ops;
+unsigned int ipoib_nr_stats(void);
+void ipoib_stat_name(unsigned int i, const char **prefix, const char **name);
+u64 ipoib_stat_value(struct ipoib_priv *priv, unsigned int i);
 
 /* ipoib_sysfs.c */
 extern const struct attribute_group ipoib_attr_group;

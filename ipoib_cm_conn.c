@@ -361,7 +361,7 @@ static void ipoib_cm_forget(struct ipoib_cm_conn *conn)
 	}
 	if (n) {
 		ipoib_cm_count(priv, IPOIB_CM_ST_HOLD_DROPPED, n);
-		atomic64_add(n, &priv->drops[IPOIB_DROP_NOT_READY]);
+		ipoib_count_drops(priv, IPOIB_DROP_NOT_READY, n);
 	}
 
 	spin_lock_irq(&priv->cm.poll_lock);
@@ -446,7 +446,7 @@ void ipoib_cm_event(struct ipoib_cm_conn *conn, enum ipoib_cm_event ev)
 	spin_lock_bh(&priv->cm.lock);
 	old = conn->state;
 	t = ipoib_cm_fsm(old, ev);
-	conn->state = t.next;
+	ipoib_cm_set_state(conn, t.next, ev);
 	switch (t.action) {
 	case IPOIB_CM_ACT_FALLBACK:
 		conn->backoff = clamp(conn->backoff * 2, 1U, 64U);
@@ -678,7 +678,7 @@ void ipoib_cm_stop(struct ipoib_priv *priv)
 		struct ipoib_cm_transition t;
 
 		t = ipoib_cm_fsm(conn->state, IPOIB_CM_EV_SHUTDOWN);
-		conn->state = t.next;
+		ipoib_cm_set_state(conn, t.next, IPOIB_CM_EV_SHUTDOWN);
 		ipoib_cm_queue_reap(conn);
 		n++;
 	}

@@ -2,7 +2,7 @@
 /*
  * debugfs: <debugfs>/ipoib_cm/<ibdev>-<port>/ holds, per interface,
  *   connections   one line per RC connection
- *   stats         the connected-mode counters
+ *   stats         the counters (the same as ethtool -S)
  *   rtu_delay_ms  tests only: hold our RTU back this long (0: off)
  * Named after the port, not the interface, so a rename or a move to
  * another namespace does not move it.
@@ -59,14 +59,15 @@ DEFINE_SHOW_ATTRIBUTE(ipoib_cm_conns);
 static int ipoib_cm_stats_show(struct seq_file *m, void *unused)
 {
 	struct ipoib_priv *priv = m->private;
+	const char *prefix, *name;
 	unsigned int i;
 
-	for (i = 0; i < IPOIB_CM_ST_MAX; i++)
-		seq_printf(m, "%s %lld\n", ipoib_cm_stat_names[i],
-			   atomic64_read(&priv->cm.stats[i]));
-	for (i = 0; i < IPOIB_DROP_MAX; i++)
-		seq_printf(m, "drop_%s %lld\n", ipoib_drop_names[i],
-			   atomic64_read(&priv->drops[i]));
+	/* The same counters, in the same order, as ethtool -S. */
+	for (i = 0; i < ipoib_nr_stats(); i++) {
+		ipoib_stat_name(i, &prefix, &name);
+		seq_printf(m, "%s%s %llu\n", prefix, name,
+			   ipoib_stat_value(priv, i));
+	}
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ipoib_cm_stats);

@@ -163,6 +163,7 @@ static void ipoib_cm_send_locked(struct ipoib_cm_conn *conn,
 bool ipoib_cm_xmit(struct ipoib_priv *priv, struct sk_buff *skb,
 		   const u8 *daddr, struct ipoib_ah *ah)
 {
+	struct ipoib_cm_transition t;
 	struct sk_buff_head too_big;
 	struct ipoib_cm_conn *conn;
 	u32 qpn = ipoib_hwaddr_qpn(daddr);
@@ -192,7 +193,8 @@ bool ipoib_cm_xmit(struct ipoib_priv *priv, struct sk_buff *skb,
 			return false;
 		}
 		/* Backoff over: try again, with today's address handle. */
-		conn->state = ipoib_cm_fsm(conn->state, IPOIB_CM_EV_RETRY).next;
+		t = ipoib_cm_fsm(conn->state, IPOIB_CM_EV_RETRY);
+		ipoib_cm_set_state(conn, t.next, IPOIB_CM_EV_RETRY);
 		kref_get(&ah->ref);
 		ipoib_ah_put(conn->ah);
 		conn->ah = ah;
@@ -528,7 +530,7 @@ void ipoib_cm_start_work(struct work_struct *work)
 	spin_lock_bh(&priv->cm.lock);
 	t = ipoib_cm_fsm(conn->state, IPOIB_CM_EV_START);
 	if (t.action == IPOIB_CM_ACT_CONNECT) {
-		conn->state = t.next;
+		ipoib_cm_set_state(conn, t.next, IPOIB_CM_EV_START);
 		conn->id = id;
 		id = NULL;
 	}

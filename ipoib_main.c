@@ -31,9 +31,9 @@ static int ipoib_param_ring_set(const char *val, const struct kernel_param *kp)
 	ret = kstrtouint(val, 0, &n);
 	if (ret)
 		return ret;
-	if (n < 16 || n > 8192) {
-		pr_err("%s must be between 16 and 8192, not %u\n",
-		       kp->name, n);
+	if (n < IPOIB_RING_MIN || n > IPOIB_RING_MAX) {
+		pr_err("%s must be between %u and %u, not %u\n",
+		       kp->name, IPOIB_RING_MIN, IPOIB_RING_MAX, n);
 		return -EINVAL;
 	}
 	*(unsigned int *)kp->arg = roundup_pow_of_two(n);
@@ -47,15 +47,17 @@ static const struct kernel_param_ops ipoib_param_ring_ops = {
 
 module_param_cb(send_queue_size, &ipoib_param_ring_ops, &ipoib_sendq_size,
 		0444);
+__MODULE_PARM_TYPE(send_queue_size, "uint");
 MODULE_PARM_DESC(send_queue_size,
-		 "UD send ring entries per interface, 16-8192, rounded up to a power of two (default 256)");
+		 "Send ring size in entries, per interface (UD) and per sending RC connection: 16-8192, rounded up to a power of two (default 256)");
 module_param_cb(recv_queue_size, &ipoib_param_ring_ops, &ipoib_recvq_size,
 		0444);
+__MODULE_PARM_TYPE(recv_queue_size, "uint");
 MODULE_PARM_DESC(recv_queue_size,
-		 "UD receive buffers per interface, 16-8192, rounded up to a power of two (default 256)");
+		 "Receive ring size in buffers, per interface (UD, one IB MTU each) and for connected mode (64 KiB each, the SRQ or each accepted QP): 16-8192, rounded up to a power of two (default 256)");
 module_param_named(roce_qkey, ipoib_roce_qkey, uint, 0444);
 MODULE_PARM_DESC(roce_qkey,
-		 "Q_Key of IPoIB links on RoCE ports, which have no SA to supply one (default 0x0000000b)");
+		 "Q_Key (32-bit) of IPoIB links on RoCE ports, which have no SA to supply one; the same on every host of the link (default 0x0000000b)");
 
 bool ipoib_cm_default;
 bool ipoib_cm_use_srq = true;
@@ -88,20 +90,21 @@ static const struct kernel_param_ops ipoib_param_mode_ops = {
 };
 
 module_param_cb(default_mode, &ipoib_param_mode_ops, NULL, 0444);
+__MODULE_PARM_TYPE(default_mode, "string");
 MODULE_PARM_DESC(default_mode,
 		 "Mode of new interfaces: \"datagram\" or \"connected\" (default datagram)");
 module_param_named(cm_srq, ipoib_cm_use_srq, bool, 0444);
 MODULE_PARM_DESC(cm_srq,
-		 "Connected mode: one shared receive queue per interface if the device has SRQs; 0 gives every RC QP its own receive ring (default 1)");
+		 "Connected mode: 1 shares one receive queue (SRQ) among the RC QPs of an interface if the device has SRQs, 0 gives every RC QP its own receive ring (default 1)");
 module_param_named(cm_bidirectional, ipoib_cm_bidirectional, bool, 0444);
 MODULE_PARM_DESC(cm_bidirectional,
-		 "Connected mode: send over a connection the peer opened, one connection per peer (default 0)");
+		 "Connected mode: 1 also sends over connections the peer opened (one connection per peer), 0 only over our own (default 0)");
 module_param_named(cm_max_nosrq, ipoib_cm_max_nosrq, uint, 0444);
 MODULE_PARM_DESC(cm_max_nosrq,
-		 "Connected mode without SRQ: most connections the peers may open to one interface; more are rejected and served over UD (default 128)");
+		 "Connected mode without SRQ: the most connections peers may open to one interface, in connections; more are rejected and served over UD (default 128)");
 module_param_named(cm_idle_timeout, ipoib_cm_idle_timeout, uint, 0644);
 MODULE_PARM_DESC(cm_idle_timeout,
-		 "Connected mode: seconds without traffic before a connection is closed, 0 never (default 300)");
+		 "Connected mode: seconds without traffic before a connection is closed, 0 never; writable at run time (default 300)");
 
 static const char *ipoib_port_state_name(enum ib_port_state state)
 {

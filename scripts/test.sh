@@ -81,6 +81,8 @@ for v in 6.1:$k61 6.12:$k612 7.2:$k72; do
 	fi
 	run_test "build/$ver" bash scripts/build-module.sh "$kdir" "$BUILD/$ver"
 done
+# dkms add + dkms build, as an administrator would, in a private DKMS tree.
+run_test dkms/6.1 bash scripts/dkms-build.sh "$k61"
 
 # The verbs program the malformed-frames scenario sends with.
 mkdir -p "$BUILD/tools"
@@ -93,6 +95,8 @@ for f in $(git ls-files '*.c' '*.h' 2>/dev/null || ls ./*.[ch] kunit/*.[ch]); do
 	run_test "checkpatch/$f" perl "$src612/scripts/checkpatch.pl" \
 		--strict --no-tree --quiet --show-types -f "$f"
 done
+# The admin guide covers every parameter, file, counter and tracepoint.
+run_test docs bash scripts/check-docs.sh
 if [ -n "$k612" ]; then
 	run_test sparse/6.12 bash scripts/build-module.sh "$k612" \
 		"$BUILD/sparse-6.12" C=2
