@@ -118,6 +118,7 @@ int ipoib_frame_parse(const void *buf, u32 len, bool has_grh,
 		      enum rdma_network_type net_type,
 		      struct ipoib_rx_frame *frame, enum ipoib_drop *why);
 bool ipoib_proto_supported(__be16 proto);
+bool ipoib_frame_rc_eligible(const struct sk_buff *skb);
 extern const struct header_ops ipoib_header_ops;
 
 /* One RDMA device that ipoib_cm is bound to. */

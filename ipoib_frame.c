@@ -11,8 +11,10 @@
  */
 
 #include <linux/if_ether.h>
+#include <linux/ipv6.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
+#include <net/ndisc.h>
 #include <rdma/ib_verbs.h>
 
 #include "ipoib.h"
@@ -67,6 +69,46 @@ bool ipoib_proto_supported(__be16 proto)
 	default:
 		return false;
 	}
+}
+
+/**
+ * ipoib_frame_rc_eligible - may a packet travel over a connection?
+ * @skb: a packet as ndo_start_xmit gets it (pseudo and encapsulation
+ *	headers in front)
+ *
+ * Address resolution stays on the UD QP (RFC 4755 section 2.1): ARP and
+ * RARP, and IPv6 neighbour discovery (router and neighbour solicitations
+ * and advertisements, redirects).  Other IPv4 and IPv6 unicast may use RC.
+ * A packet too short to tell goes over UD.
+ */
+bool ipoib_frame_rc_eligible(const struct sk_buff *skb)
+{
+	unsigned int off = IPOIB_PSEUDO_LEN;
+	const struct ipv6hdr *ip6;
+	struct ipv6hdr ip6_buf;
+	const __be16 *encap;
+	__be16 encap_buf[2];
+	const u8 *type;
+	u8 type_buf;
+
+	encap = skb_header_pointer(skb, off, sizeof(encap_buf), encap_buf);
+	if (!encap)
+		return false;
+	if (encap[0] == htons(ETH_P_IP))
+		return true;
+	if (encap[0] != htons(ETH_P_IPV6))
+		return false;
+
+	off += IPOIB_ENCAP_LEN;
+	ip6 = skb_header_pointer(skb, off, sizeof(ip6_buf), &ip6_buf);
+	if (!ip6)
+		return false;
+	if (ip6->nexthdr != IPPROTO_ICMPV6)
+		return true;
+	type = skb_header_pointer(skb, off + sizeof(*ip6), 1, &type_buf);
+	if (!type)
+		return false;
+	return *type < NDISC_ROUTER_SOLICITATION || *type > NDISC_REDIRECT;
 }
 
 /*

@@ -368,6 +368,7 @@ void ipoib_path_xmit(struct ipoib_priv *priv, struct sk_buff *skb,
 		spin_unlock(&priv->lock);
 		if (!(ipoib_hwaddr_flags(daddr) & IPOIB_FLAG_RC) ||
 		    !ipoib_cm_enabled(priv) ||
+		    !ipoib_frame_rc_eligible(skb) ||
 		    !ipoib_cm_xmit(priv, skb, daddr, ah)) {
 			skb_pull(skb, IPOIB_PSEUDO_LEN);
 			ipoib_ud_send(priv, skb, ah, qpn);

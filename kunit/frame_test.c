@@ -5,6 +5,7 @@
  */
 
 #include <kunit/test.h>
+#include <linux/icmpv6.h>
 #include <linux/if_ether.h>
 
 #include "../ipoib_frame.c"
@@ -202,6 +203,71 @@ static void encap_header_unresolved(struct kunit *test)
 	kfree_skb(skb);
 }
 
+/* A packet as ndo_start_xmit sees it: pseudo header, encap, payload. */
+static struct sk_buff *xmit_skb(struct kunit *test, u16 proto,
+				const u8 *payload, unsigned int len)
+{
+	static const u8 daddr[IPOIB_HWADDR_LEN] = { 0x80, 0x00, 0x00, 0x11 };
+	struct sk_buff *skb = alloc_skb(128 + len, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	skb_reserve(skb, 64);
+	skb_put_data(skb, payload, len);
+	ipoib_header_ops.create(skb, NULL, proto, daddr, NULL, len);
+	return skb;
+}
+
+struct rc_case {
+	const char *name;
+	u16 proto;
+	u8 nexthdr;		/* IPv6 only */
+	u8 icmp_type;		/* IPv6 ICMP only */
+	unsigned int len;	/* payload octets */
+	bool rc;
+};
+
+static const struct rc_case rc_cases[] = {
+	{ "IPv4", ETH_P_IP, 0, 0, 48, true },
+	{ "IPv6 TCP", ETH_P_IPV6, IPPROTO_TCP, 0, 48, true },
+	{ "IPv6 echo request", ETH_P_IPV6, IPPROTO_ICMPV6, ICMPV6_ECHO_REQUEST, 48, true },
+	{ "IPv6 packet too big", ETH_P_IPV6, IPPROTO_ICMPV6, ICMPV6_PKT_TOOBIG, 48, true },
+	{ "router solicitation", ETH_P_IPV6, IPPROTO_ICMPV6, NDISC_ROUTER_SOLICITATION, 48, false },
+	{ "router advertisement", ETH_P_IPV6, IPPROTO_ICMPV6,
+	  NDISC_ROUTER_ADVERTISEMENT, 48, false },
+	{ "neighbour solicitation", ETH_P_IPV6, IPPROTO_ICMPV6,
+	  NDISC_NEIGHBOUR_SOLICITATION, 48, false },
+	{ "neighbour advertisement", ETH_P_IPV6, IPPROTO_ICMPV6,
+	  NDISC_NEIGHBOUR_ADVERTISEMENT, 48, false },
+	{ "redirect", ETH_P_IPV6, IPPROTO_ICMPV6, NDISC_REDIRECT, 48, false },
+	{ "IPv6 ICMP cut before its type", ETH_P_IPV6, IPPROTO_ICMPV6, 0, 40, false },
+	{ "IPv6 header cut short", ETH_P_IPV6, IPPROTO_TCP, 0, 20, false },
+	{ "ARP", ETH_P_ARP, 0, 0, 48, false },
+	{ "RARP", ETH_P_RARP, 0, 0, 48, false },
+};
+
+static void rc_case_desc(const struct rc_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(rc_case, rc_cases, rc_case_desc);
+
+static void frame_rc_eligible(struct kunit *test)
+{
+	const struct rc_case *c = test->param_value;
+	struct sk_buff *skb;
+	u8 payload[48] = {};
+
+	if (c->proto == ETH_P_IPV6) {
+		payload[0] = 0x60;
+		payload[6] = c->nexthdr;
+		payload[40] = c->icmp_type;
+	}
+	skb = xmit_skb(test, c->proto, payload, c->len);
+	KUNIT_EXPECT_EQ(test, ipoib_frame_rc_eligible(skb), c->rc);
+	kfree_skb(skb);
+}
+
 static struct kunit_case ipoib_frame_cases[] = {
 	KUNIT_CASE(frame_ipv6_ok),
 	KUNIT_CASE(frame_ipv4_ok),
@@ -210,6 +276,7 @@ static struct kunit_case ipoib_frame_cases[] = {
 	KUNIT_CASE(frame_supported_protocols),
 	KUNIT_CASE(encap_header_layout),
 	KUNIT_CASE(encap_header_unresolved),
+	KUNIT_CASE_PARAM(frame_rc_eligible, rc_case_gen_params),
 	{}
 };
 

@@ -23,14 +23,39 @@ ping -6 -c 3 -i 0.3 "$PEER6" || fail "IPv6 ping to the peer (datagram)"
 # Then connected mode, as an administrator switches it.  The peer's link
 # address gains the RC flag (0x80) when it switches: relearn it until it
 # shows, so neither end keeps sending to the datagram-mode address.
-echo connected > "/sys/class/net/$IB/mode"
-[ "$(ip -o link show "$IB" | sed 's/.* mtu \([0-9]*\).*/\1/')" = 65520 ] ||
-	fail "MTU is not 65520"
 peer_connected() {
 	ip neigh flush dev "$IB"
 	ping -c 1 -W 2 "$PEER4" && ip neigh show "$PEER4" dev "$IB" | grep -q 'lladdr 80:'
 }
+switch_connected() {
+	echo connected > "/sys/class/net/$IB/mode"
+	[ "$(ip -o link show "$IB" | sed 's/.* mtu \([0-9]*\).*/\1/')" = 65520 ] ||
+		fail "MTU is not 65520"
+}
+# Role 1 dials first, so that role 0 (bidirectional) answers over the QP
+# role 1 opened, which is what this scenario is about.  Role 0 switches
+# first and waits for role 1's connection; role 1 switches once it sees
+# role 0's RC flag.  Until then role 0 knows role 1 only by its datagram
+# address and cannot dial it; after, role 1 reaches role 0 only over RC.
+peer_dialled() {
+	cm_conns rxe0 | grep -q ' passive live '
+}
+if [ "$ROLE" = 0 ]; then
+	switch_connected
+	wait_for 180 "role 1's connection" peer_dialled
+else
+	wait_for 180 "the peer in connected mode" peer_connected
+	switch_connected
+fi
 wait_for 180 "the peer in connected mode" peer_connected
+# Role 1: wait until role 0 answers over the QP role 1 opened.
+answers_on_ours() {
+	ping -c 1 -W 2 "$PEER4" || true
+	cm_conns rxe0 | awk '$3 == "active" && $9 > 0 { ok = 1 } END { exit !ok }'
+}
+if [ "$ROLE" = 1 ]; then
+	wait_for 120 "role 0 answering over our QP" answers_on_ours
+fi
 ping -c 3 -i 0.3 -M do -s 65000 "$PEER4" || fail "ping -s 65000"
 ping -6 -c 3 -i 0.3 -s 65000 "$PEER6" || fail "ping6 -s 65000"
 
