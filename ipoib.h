@@ -517,6 +517,14 @@ struct ipoib_priv {
 	struct ipoib_cm_dev cm;
 	struct ipoib_stats stats;
 	atomic64_t drops[IPOIB_DROP_MAX];
+
+	/* P_Key child interfaces (ipoib_child.c). */
+	struct ipoib_priv *parent;	/* NULL: the port's own interface */
+	struct list_head children;	/* RTNL; RCU for the event handler */
+	struct list_head child_node;	/* in the parent's children */
+	atomic_t nr_children;		/* children not freed yet */
+	bool no_children;		/* RTNL: the parent is going away */
+	bool sysfs_child;		/* made by create_child */
 };
 
 static inline struct ipoib_priv *ipoib_priv(const struct net_device *dev)
@@ -543,6 +551,10 @@ static inline void ipoib_count_drop(struct ipoib_priv *priv,
 }
 
 /* ipoib_netdev.c */
+void ipoib_setup(struct net_device *dev);
+int ipoib_netdev_init(struct net_device *dev, struct ipoib_port *port,
+		      u16 pkey, bool connected);
+void ipoib_netdev_uninit(struct net_device *dev);
 struct net_device *ipoib_netdev_create(struct ipoib_port *port);
 void ipoib_netdev_destroy(struct net_device *netdev);
 void ipoib_netdev_event(struct net_device *netdev, enum ib_event_type type);
@@ -646,6 +658,16 @@ u64 ipoib_stat_value(struct ipoib_priv *priv, unsigned int i);
 
 /* ipoib_sysfs.c */
 extern const struct attribute_group ipoib_attr_group;
+extern const struct attribute_group ipoib_parent_attr_group;
+
+/* ipoib_child.c */
+extern struct rtnl_link_ops ipoib_link_ops;
+int ipoib_link_register(void);
+void ipoib_link_unregister(void);
+bool ipoib_pkey_valid(u16 pkey);
+int ipoib_child_create(struct net_device *pdev, u16 pkey);
+int ipoib_child_delete(struct net_device *pdev, u16 pkey);
+void ipoib_children_remove(struct ipoib_priv *priv);
 
 /* ipoib_ud.c: shared with the RC send path */
 int ipoib_tx_map(struct ipoib_priv *priv, struct ipoib_tx_buf *buf,

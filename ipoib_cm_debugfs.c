@@ -5,7 +5,8 @@
  *   stats         the counters (the same as ethtool -S)
  *   rtu_delay_ms  tests only: hold our RTU back this long (0: off)
  * Named after the port, not the interface, so a rename or a move to
- * another namespace does not move it.
+ * another namespace does not move it; a P_Key child's adds its P_Key and
+ * UD QPN (<ibdev>-<port>.<pkey>.<qpn>, hexadecimal).
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -74,10 +75,15 @@ DEFINE_SHOW_ATTRIBUTE(ipoib_cm_stats);
 
 void ipoib_cm_debugfs_add(struct ipoib_priv *priv)
 {
-	char name[IB_DEVICE_NAME_MAX + 16];
+	char name[IB_DEVICE_NAME_MAX + 32];
 
-	snprintf(name, sizeof(name), "%s-%u", dev_name(&priv->ibdev->dev),
-		 priv->port_num);
+	if (priv->parent)	/* a child: <ibdev>-<port>.<pkey>.<UD QPN> */
+		snprintf(name, sizeof(name), "%s-%u.%04x.%06x",
+			 dev_name(&priv->ibdev->dev), priv->port_num,
+			 priv->pkey, priv->qp->qp_num);
+	else
+		snprintf(name, sizeof(name), "%s-%u",
+			 dev_name(&priv->ibdev->dev), priv->port_num);
 	priv->cm.debugfs = debugfs_create_dir(name, ipoib_debugfs_root);
 	debugfs_create_file("connections", 0444, priv->cm.debugfs, priv,
 			    &ipoib_cm_conns_fops);

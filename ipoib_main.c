@@ -253,6 +253,10 @@ static int __init ipoib_init(void)
 {
 	int ret;
 
+	/* First: it fails if ib_ipoib is loaded, and says so. */
+	ret = ipoib_link_register();
+	if (ret)
+		return ret;
 	ipoib_debugfs_init();
 	ib_sa_register_client(&ipoib_sa_client);
 	ret = ib_register_client(&ipoib_client);
@@ -260,6 +264,7 @@ static int __init ipoib_init(void)
 		pr_err("cannot register the RDMA client (%d)\n", ret);
 		ib_sa_unregister_client(&ipoib_sa_client);
 		ipoib_debugfs_exit();
+		ipoib_link_unregister();
 	}
 	return ret;
 }
@@ -267,6 +272,8 @@ static int __init ipoib_init(void)
 static void __exit ipoib_exit(void)
 {
 	ib_unregister_client(&ipoib_client);
+	/* Also waits for children still being released. */
+	ipoib_link_unregister();
 	ib_sa_unregister_client(&ipoib_sa_client);
 	ipoib_debugfs_exit();
 }

@@ -161,6 +161,16 @@ static void ipoib_tx_timeout(struct net_device *dev, unsigned int txqueue)
 	queue_work(priv->wq, &priv->restart_work);
 }
 
+/* A child's link is its parent, wherever each of them lives now. */
+static int ipoib_get_iflink(const struct net_device *dev)
+{
+	struct ipoib_priv *priv = ipoib_priv(dev);
+
+	if (priv->parent)
+		return READ_ONCE(priv->parent->netdev->ifindex);
+	return READ_ONCE(dev->ifindex);
+}
+
 static const struct net_device_ops ipoib_netdev_ops = {
 	.ndo_open		= ipoib_open,
 	.ndo_stop		= ipoib_stop,
@@ -169,9 +179,11 @@ static const struct net_device_ops ipoib_netdev_ops = {
 	.ndo_change_mtu		= ipoib_change_mtu,
 	.ndo_get_stats64	= ipoib_get_stats64,
 	.ndo_tx_timeout		= ipoib_tx_timeout,
+	.ndo_get_iflink		= ipoib_get_iflink,
 };
 
-static void ipoib_setup(struct net_device *dev)
+/* Also the rtnl_link_ops setup of children that iproute2 creates. */
+void ipoib_setup(struct net_device *dev)
 {
 	dev->netdev_ops = &ipoib_netdev_ops;
 	dev->ethtool_ops = &ipoib_ethtool_ops;
@@ -251,6 +263,7 @@ static void ipoib_carrier_work(struct work_struct *work)
 void ipoib_netdev_event(struct net_device *netdev, enum ib_event_type type)
 {
 	struct ipoib_priv *priv = ipoib_priv(netdev);
+	struct ipoib_priv *child;
 
 	switch (type) {
 	case IB_EVENT_PORT_ACTIVE:
@@ -261,13 +274,19 @@ void ipoib_netdev_event(struct net_device *netdev, enum ib_event_type type)
 	case IB_EVENT_SM_CHANGE:
 	case IB_EVENT_CLIENT_REREGISTER:
 		schedule_work(&priv->carrier_work);
+		/* The P_Key children share the port. */
+		rcu_read_lock();
+		list_for_each_entry_rcu(child, &priv->children, child_node)
+			schedule_work(&child->carrier_work);
+		rcu_read_unlock();
 		break;
 	default:
 		break;
 	}
 }
 
-static int ipoib_priv_init(struct ipoib_priv *priv, struct ipoib_port *port)
+static int ipoib_priv_init(struct ipoib_priv *priv, struct ipoib_port *port,
+			   u16 pkey)
 {
 	struct ib_device *ibdev = port->dev->ibdev;
 	struct ib_port_attr attr;
@@ -289,21 +308,24 @@ static int ipoib_priv_init(struct ipoib_priv *priv, struct ipoib_port *port)
 	INIT_WORK(&priv->restart_work, ipoib_ud_restart_work);
 	INIT_WORK(&priv->ah_reap_work, ipoib_ah_reap_work);
 	INIT_DELAYED_WORK(&priv->path_gc_work, ipoib_path_gc_work);
+	INIT_LIST_HEAD(&priv->children);
+	INIT_LIST_HEAD(&priv->child_node);
 
 	ret = ib_query_port(ibdev, priv->port_num, &attr);
 	if (ret)
 		return ret;
 	/*
 	 * Until an InfiniBand broadcast join says otherwise (RoCE has no SA),
-	 * the link runs at the port's MTU with the default P_Key.
+	 * the link runs at the port's MTU.  The P_Key must be in the port's
+	 * table now: the UD QP is bound to its index.
 	 */
-	priv->pkey = IPOIB_DEFAULT_PKEY;
+	priv->pkey = pkey;
 	ret = ib_find_cached_pkey(ibdev, priv->port_num, priv->pkey,
 				  &priv->pkey_index);
 	if (ret) {
-		dev_warn(&ibdev->dev, "port %u: no default P_Key in the table\n",
-			 priv->port_num);
-		return ret;
+		dev_warn(&ibdev->dev, "port %u: P_Key 0x%04x is not in the port's P_Key table\n",
+			 priv->port_num, pkey);
+		return -ENXIO;
 	}
 	priv->qkey = ipoib_roce_qkey;
 	priv->mcast_ib_mtu = attr.active_mtu;
@@ -337,36 +359,38 @@ static void ipoib_priv_cleanup(struct ipoib_priv *priv)
 }
 
 /**
- * ipoib_netdev_create - create and register the interface of a port
- * @port: the port
+ * ipoib_netdev_init - set up an allocated interface, before registration
+ * @dev: from alloc_netdev() (or rtnetlink) with ipoib_setup()
+ * @port: its port
+ * @pkey: its P_Key, full-membership bit set
+ * @connected: start in connected mode
+ *
+ * Undone by ipoib_netdev_uninit(), also after a failed registration.
  */
-struct net_device *ipoib_netdev_create(struct ipoib_port *port)
+int ipoib_netdev_init(struct net_device *dev, struct ipoib_port *port,
+		      u16 pkey, bool connected)
 {
 	struct ib_device *ibdev = port->dev->ibdev;
+	struct ipoib_priv *priv = ipoib_priv(dev);
 	u8 addr[IPOIB_HWADDR_LEN];
-	struct ipoib_priv *priv;
-	struct net_device *dev;
 	int ret;
 
-	dev = alloc_netdev(sizeof(*priv), "ib%d", NET_NAME_UNKNOWN,
-			   ipoib_setup);
-	if (!dev)
-		return ERR_PTR(-ENOMEM);
-	priv = ipoib_priv(dev);
 	priv->netdev = dev;
-
-	ret = ipoib_priv_init(priv, port);
+	ret = ipoib_priv_init(priv, port, pkey);
 	if (ret)
-		goto err_free;
+		return ret;
 	ret = ipoib_ud_init(priv);
 	if (ret)
 		goto err_priv;
 	ret = ipoib_cm_init(priv);
 	if (ret)
 		goto err_ud;
+	priv->cm.admin = connected;
 
 	dev->max_mtu = priv->cm.admin ? priv->cm.max_mtu : priv->ud_mtu;
-	dev->mtu = dev->max_mtu;
+	/* rtnetlink may have set an MTU already. */
+	if (!dev->mtu || dev->mtu > dev->max_mtu)
+		dev->mtu = dev->max_mtu;
 	if (priv->max_send_sge > 1)
 		dev->features |= NETIF_F_SG;
 	dev->hw_features = dev->features;
@@ -384,35 +408,25 @@ struct net_device *ipoib_netdev_create(struct ipoib_port *port)
 	dev_addr_set(dev, addr);
 	ipoib_broadcast_build(dev->broadcast, 2, priv->pkey);
 	dev->sysfs_groups[0] = &ipoib_attr_group;
+	dev->rtnl_link_ops = &ipoib_link_ops;
+	return 0;
 
-	ret = register_netdev(dev);
-	if (ret)
-		goto err_cm;
-	ipoib_cm_debugfs_add(priv);
-	netdev_info(dev, "%s port %u, %s, UD QPN 0x%06x, MTU %u\n",
-		    dev_name(&ibdev->dev), priv->port_num,
-		    priv->roce ? "RoCE" : "InfiniBand", priv->qp->qp_num,
-		    priv->ud_mtu);
-	return dev;
-
-err_cm:
-	ipoib_cm_cleanup(priv);
 err_ud:
 	ipoib_ud_cleanup(priv);
 err_priv:
 	ipoib_priv_cleanup(priv);
-err_free:
-	free_netdev(dev);
-	return ERR_PTR(ret);
+	return ret;
 }
 
-/* Unregister and free an interface; the port is going away. */
-void ipoib_netdev_destroy(struct net_device *dev)
+/**
+ * ipoib_netdev_uninit - release what ipoib_netdev_init() set up
+ * @dev: unregistered, or never registered
+ */
+void ipoib_netdev_uninit(struct net_device *dev)
 {
 	struct ipoib_priv *priv = ipoib_priv(dev);
 
 	ipoib_cm_debugfs_del(priv);
-	unregister_netdev(dev);
 	/* First the port task: it may kick the multicast task. */
 	cancel_work_sync(&priv->carrier_work);
 	cancel_delayed_work_sync(&priv->mcast_work);
@@ -424,5 +438,54 @@ void ipoib_netdev_destroy(struct net_device *dev)
 	ipoib_cm_cleanup(priv);
 	ipoib_ud_cleanup(priv);
 	ipoib_priv_cleanup(priv);
+}
+
+/**
+ * ipoib_netdev_create - create and register the interface of a port
+ * @port: the port
+ */
+struct net_device *ipoib_netdev_create(struct ipoib_port *port)
+{
+	struct ib_device *ibdev = port->dev->ibdev;
+	struct ipoib_priv *priv;
+	struct net_device *dev;
+	int ret;
+
+	dev = alloc_netdev(sizeof(*priv), "ib%d", NET_NAME_UNKNOWN,
+			   ipoib_setup);
+	if (!dev)
+		return ERR_PTR(-ENOMEM);
+	priv = ipoib_priv(dev);
+
+	ret = ipoib_netdev_init(dev, port, IPOIB_DEFAULT_PKEY,
+				ipoib_cm_default);
+	if (ret)
+		goto err_free;
+	dev->sysfs_groups[1] = &ipoib_parent_attr_group;
+
+	ret = register_netdev(dev);
+	if (ret)
+		goto err_uninit;
+	ipoib_cm_debugfs_add(priv);
+	netdev_info(dev, "%s port %u, %s, UD QPN 0x%06x, MTU %u\n",
+		    dev_name(&ibdev->dev), priv->port_num,
+		    priv->roce ? "RoCE" : "InfiniBand", priv->qp->qp_num,
+		    priv->ud_mtu);
+	return dev;
+
+err_uninit:
+	ipoib_netdev_uninit(dev);
+err_free:
+	free_netdev(dev);
+	return ERR_PTR(ret);
+}
+
+/* Unregister and free an interface and its children: the port goes away. */
+void ipoib_netdev_destroy(struct net_device *dev)
+{
+	ipoib_children_remove(ipoib_priv(dev));
+	ipoib_cm_debugfs_del(ipoib_priv(dev));
+	unregister_netdev(dev);
+	ipoib_netdev_uninit(dev);
 	free_netdev(dev);
 }
