@@ -658,7 +658,6 @@ u64 ipoib_stat_value(struct ipoib_priv *priv, unsigned int i);
 
 /* ipoib_sysfs.c */
 extern const struct attribute_group ipoib_attr_group;
-extern const struct attribute_group ipoib_parent_attr_group;
 
 /* ipoib_child.c */
 extern struct rtnl_link_ops ipoib_link_ops;

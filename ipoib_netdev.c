@@ -461,7 +461,6 @@ struct net_device *ipoib_netdev_create(struct ipoib_port *port)
 				ipoib_cm_default);
 	if (ret)
 		goto err_free;
-	dev->sysfs_groups[1] = &ipoib_parent_attr_group;
 
 	ret = register_netdev(dev);
 	if (ret)

@@ -118,20 +118,24 @@ static DEVICE_ATTR_WO(delete_child);
 static struct attribute *ipoib_attrs[] = {
 	&dev_attr_mode.attr,
 	&dev_attr_pkey.attr,
-	NULL,
-};
-
-const struct attribute_group ipoib_attr_group = {
-	.attrs = ipoib_attrs,
-};
-
-/* Only on the interface of a port: children have no children. */
-static struct attribute *ipoib_parent_attrs[] = {
 	&dev_attr_create_child.attr,
 	&dev_attr_delete_child.attr,
 	NULL,
 };
 
-const struct attribute_group ipoib_parent_attr_group = {
-	.attrs = ipoib_parent_attrs,
+/* create_child and delete_child only on a port's interface. */
+static umode_t ipoib_attr_visible(struct kobject *kobj, struct attribute *a,
+				  int n)
+{
+	struct ipoib_priv *priv = ipoib_priv(to_net_dev(kobj_to_dev(kobj)));
+
+	if (priv->parent && (a == &dev_attr_create_child.attr ||
+			     a == &dev_attr_delete_child.attr))
+		return 0;
+	return a->mode;
+}
+
+const struct attribute_group ipoib_attr_group = {
+	.attrs = ipoib_attrs,
+	.is_visible = ipoib_attr_visible,
 };
