@@ -553,7 +553,8 @@ static inline void ipoib_count_drop(struct ipoib_priv *priv,
 /* ipoib_netdev.c */
 void ipoib_setup(struct net_device *dev);
 int ipoib_netdev_init(struct net_device *dev, struct ipoib_port *port,
-		      u16 pkey, bool connected);
+		      u16 pkey, bool connected,
+		      const struct ib_port_attr *attr);
 void ipoib_netdev_uninit(struct net_device *dev);
 struct net_device *ipoib_netdev_create(struct ipoib_port *port);
 void ipoib_netdev_destroy(struct net_device *netdev);

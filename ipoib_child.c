@@ -55,6 +55,7 @@ static int ipoib_child_add(struct ipoib_priv *ppriv, struct net_device *dev,
 			   struct netlink_ext_ack *extack)
 {
 	struct ipoib_priv *priv = ipoib_priv(dev);
+	struct ib_port_attr attr = {};
 	int ret;
 
 	ASSERT_RTNL();
@@ -62,7 +63,16 @@ static int ipoib_child_add(struct ipoib_priv *ppriv, struct net_device *dev,
 		NL_SET_ERR_MSG(extack, "The parent interface is going away");
 		return -ENODEV;
 	}
-	ret = ipoib_netdev_init(dev, ppriv->port, pkey, connected);
+	/*
+	 * rdma_rxe takes the RTNL to answer ib_query_port(): the port as
+	 * the parent knows it, and the child's carrier task queries it when
+	 * the child comes up.  The UD MTU is the port's active MTU.
+	 */
+	attr.state = test_bit(IPOIB_FLAG_PORT_ACTIVE, &ppriv->flags) ?
+		     IB_PORT_ACTIVE : IB_PORT_DOWN;
+	attr.active_mtu = ib_mtu_int_to_enum(ppriv->ud_mtu + IPOIB_ENCAP_LEN);
+	attr.max_mtu = ppriv->max_ib_mtu;
+	ret = ipoib_netdev_init(dev, ppriv->port, pkey, connected, &attr);
 	if (ret) {
 		if (ret == -ENXIO)
 			NL_SET_ERR_MSG(extack,

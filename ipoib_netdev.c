@@ -286,10 +286,9 @@ void ipoib_netdev_event(struct net_device *netdev, enum ib_event_type type)
 }
 
 static int ipoib_priv_init(struct ipoib_priv *priv, struct ipoib_port *port,
-			   u16 pkey)
+			   u16 pkey, const struct ib_port_attr *attr)
 {
 	struct ib_device *ibdev = port->dev->ibdev;
-	struct ib_port_attr attr;
 	int ret;
 
 	priv->port = port;
@@ -311,9 +310,6 @@ static int ipoib_priv_init(struct ipoib_priv *priv, struct ipoib_port *port,
 	INIT_LIST_HEAD(&priv->children);
 	INIT_LIST_HEAD(&priv->child_node);
 
-	ret = ib_query_port(ibdev, priv->port_num, &attr);
-	if (ret)
-		return ret;
 	/*
 	 * Until an InfiniBand broadcast join says otherwise (RoCE has no SA),
 	 * the link runs at the port's MTU.  The P_Key must be in the port's
@@ -328,10 +324,10 @@ static int ipoib_priv_init(struct ipoib_priv *priv, struct ipoib_port *port,
 		return -ENXIO;
 	}
 	priv->qkey = ipoib_roce_qkey;
-	priv->mcast_ib_mtu = attr.active_mtu;
-	priv->max_ib_mtu = attr.max_mtu;
-	priv->ud_mtu = ib_mtu_enum_to_int(attr.active_mtu) - IPOIB_ENCAP_LEN;
-	if (attr.state == IB_PORT_ACTIVE)
+	priv->mcast_ib_mtu = attr->active_mtu;
+	priv->max_ib_mtu = attr->max_mtu;
+	priv->ud_mtu = ib_mtu_enum_to_int(attr->active_mtu) - IPOIB_ENCAP_LEN;
+	if (attr->state == IB_PORT_ACTIVE)
 		set_bit(IPOIB_FLAG_PORT_ACTIVE, &priv->flags);
 
 	priv->sgid_attr = rdma_get_gid_attr(ibdev, priv->port_num, 0);
@@ -364,11 +360,15 @@ static void ipoib_priv_cleanup(struct ipoib_priv *priv)
  * @port: its port
  * @pkey: its P_Key, full-membership bit set
  * @connected: start in connected mode
+ * @attr: the port's state, active and largest MTU
  *
  * Undone by ipoib_netdev_uninit(), also after a failed registration.
+ * Makes no ib_query_port() call, which rdma_rxe answers under the RTNL:
+ * children are created with the RTNL held.
  */
 int ipoib_netdev_init(struct net_device *dev, struct ipoib_port *port,
-		      u16 pkey, bool connected)
+		      u16 pkey, bool connected,
+		      const struct ib_port_attr *attr)
 {
 	struct ib_device *ibdev = port->dev->ibdev;
 	struct ipoib_priv *priv = ipoib_priv(dev);
@@ -376,7 +376,7 @@ int ipoib_netdev_init(struct net_device *dev, struct ipoib_port *port,
 	int ret;
 
 	priv->netdev = dev;
-	ret = ipoib_priv_init(priv, port, pkey);
+	ret = ipoib_priv_init(priv, port, pkey, attr);
 	if (ret)
 		return ret;
 	ret = ipoib_ud_init(priv);
@@ -447,10 +447,14 @@ void ipoib_netdev_uninit(struct net_device *dev)
 struct net_device *ipoib_netdev_create(struct ipoib_port *port)
 {
 	struct ib_device *ibdev = port->dev->ibdev;
+	struct ib_port_attr attr;
 	struct ipoib_priv *priv;
 	struct net_device *dev;
 	int ret;
 
+	ret = ib_query_port(ibdev, port->port_num, &attr);
+	if (ret)
+		return ERR_PTR(ret);
 	dev = alloc_netdev(sizeof(*priv), "ib%d", NET_NAME_UNKNOWN,
 			   ipoib_setup);
 	if (!dev)
@@ -458,7 +462,7 @@ struct net_device *ipoib_netdev_create(struct ipoib_port *port)
 	priv = ipoib_priv(dev);
 
 	ret = ipoib_netdev_init(dev, port, IPOIB_DEFAULT_PKEY,
-				ipoib_cm_default);
+				ipoib_cm_default, &attr);
 	if (ret)
 		goto err_free;
 
