@@ -77,8 +77,8 @@ static int ipoib_child_add(struct ipoib_priv *ppriv, struct net_device *dev,
 		if (ret == -ENXIO)
 			NL_SET_ERR_MSG(extack,
 				       "P_Key not in the port's P_Key table");
-		netdev_err(ppriv->netdev, "no child with P_Key 0x%04x: %d\n",
-			   pkey, ret);
+		netdev_err(ppriv->netdev, "no child with P_Key 0x%04x: %pe\n",
+			   pkey, ERR_PTR(ret));
 		return ret;
 	}
 	priv->parent = ppriv;
@@ -86,8 +86,8 @@ static int ipoib_child_add(struct ipoib_priv *ppriv, struct net_device *dev,
 	ret = register_netdevice(dev);
 	if (ret) {
 		netdev_err(ppriv->netdev,
-			   "child with P_Key 0x%04x not registered: %d\n",
-			   pkey, ret);
+			   "child with P_Key 0x%04x not registered: %pe\n",
+			   pkey, ERR_PTR(ret));
 		ipoib_netdev_uninit(dev);
 		return ret;
 	}

@@ -32,8 +32,11 @@ ib_ipoib_ko() {
 }
 
 lladdr() {
-	ip -n "$1" -j link show "$2" |
-		python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["address"])'
+	ip -n "$1" -o link show "$2" | sed 's|.*link/infiniband \([^ ]*\) .*|\1|'
+}
+
+rx_packets() {
+	ns_sysfs "$1" "cat $2/statistics/rx_packets"
 }
 
 # debugfs directory of a child: <ibdev>-1.<pkey>.<UD QPN of its address>
@@ -66,17 +69,24 @@ ipd_has() {
 		fail "ip -d link show $2: no 'ipoib pkey $3 mode $4': $(ipd "$1" "$2")"
 }
 
-# must_fail WHAT MESSAGE-REGEX COMMAND...: the command fails and the
-# kernel log gains a line matching the regex.
+# must_fail WHAT KLOG-REGEX ERROR-REGEX COMMAND...: the command fails,
+# its error output matches ERROR-REGEX (the errno's text, or iproute2's
+# message) and the kernel log gains a line matching KLOG-REGEX.
 must_fail() {
-	local what=$1 re=$2 before
-	shift 2
+	local what=$1 re=$2 err=$3 before
+	shift 3
 	before=$(klog_count "$re")
 	if "$@" 2> /tmp/err.out; then
 		fail "$what: accepted"
 	fi
 	say "$what refused: $(tr '\n' ' ' < /tmp/err.out)"
+	grep -Eq -- "$err" /tmp/err.out || fail "$what: error is not /$err/"
 	[ "$(klog_count "$re")" -gt "$before" ] || fail "$what: no kernel message /$re/"
+}
+
+# sysfs_write NS FILE VALUE, with coreutils' echo, which names the errno.
+sysfs_write() {
+	ns_sysfs "$1" "/bin/echo $3 > $2"
 }
 
 fabric_single
@@ -112,8 +122,8 @@ ip -n ns0 link show "$C0" | grep -q "$C0@$IB0:" || fail "$C0 does not name $IB0 
 [ "$(ns_sysfs ns0 "cat $C0/pkey")" = 0xffff ] || fail "pkey file of $C0"
 [ ! -e "/sys/class/net/$C0" ] || fail "$C0 not in its parent's namespace"
 ns_sysfs ns0 "test ! -e $C0/create_child" || fail "a child has create_child"
-must_fail "a second create_child 0xffff" "$C0 exists" \
-	ns_sysfs ns0 "echo 0xffff > $IB0/create_child"
+must_fail "a second create_child 0xffff" "$C0 exists" "File exists" \
+	sysfs_write ns0 "$IB0/create_child" 0xffff
 
 # --- iproute2: a connected-mode child and a datagram twin, same P_Key.
 A=$IB1.a
@@ -152,15 +162,14 @@ ip netns exec ns2 ping -c 2 -W 10 192.0.2.5 || fail "ping child $C0 -> child $B"
 ip netns exec ns4 ping -c 2 -W 10 192.0.2.1 || fail "ping child $B -> parent $IB0"
 ip -n ns2 neigh show 192.0.2.5 | grep -q "lladdr $b" ||
 	fail "192.0.2.5 not resolved to $B's address: $(ip -n ns2 neigh show)"
-for x in "ns2 $C0" "ns4 $B"; do
-	set -- $x
-	[ "$(link_stat "$1" "$2" rx packets)" -ge 4 ] || fail "$2 received nothing"
-done
+[ "$(rx_packets ns2 "$C0")" -ge 4 ] || fail "$C0 received nothing"
+[ "$(rx_packets ns4 "$B")" -ge 4 ] || fail "$B received nothing"
 
 # --- Connected mode: the child switches through rtnetlink, the parent
 # stays in datagram mode; the connection is the child's own.
 ip -n ns2 link set "$C0" type ipoib mode connected || fail "ip link set $C0 type ipoib mode connected"
 ipd_has ns2 "$C0" 0xffff connected
+ipd ns2 "$C0"
 [ "$(get_mode ns2 "$C0")" = connected ] || fail "$C0 mode file"
 [ "$(get_mode ns0 "$IB0")" = datagram ] || fail "the parent followed its child's mode"
 [ "$(link_mtu ns2 "$C0")" = 65520 ] || fail "$C0: MTU $(link_mtu ns2 "$C0")"
@@ -179,27 +188,33 @@ ip netns exec ns2 ping -c 2 -W 10 192.0.2.5 || fail "ping connected $C0 -> datag
 ip netns exec ns3 ping -c 2 -W 10 192.0.2.1 || fail "ping connected $A -> datagram parent $IB0"
 
 # --- What is refused.
-must_fail "create_child 0" "P_Key 0x0000 is invalid" ns_sysfs ns0 "echo 0 > $IB0/create_child"
-must_fail "create_child 0x8000" "P_Key 0x8000 is invalid" ns_sysfs ns0 "echo 0x8000 > $IB0/create_child"
-must_fail "create_child bogus" 'a P_Key is a number.*"bogus"' ns_sysfs ns0 "echo bogus > $IB0/create_child"
-must_fail "create_child 0x10000" 'a P_Key is a number.*"0x10000"' ns_sysfs ns0 "echo 0x10000 > $IB0/create_child"
-must_fail "create_child 0x8001 (not in rxe's table)" "P_Key 0x8001 is not in the port's P_Key table" \
-	ns_sysfs ns0 "echo 0x8001 > $IB0/create_child"
-must_fail "ip link add pkey 0x8000" "P_Key 0x8000 is invalid" \
+must_fail "create_child 0" "P_Key 0x0000 is invalid" "Invalid argument" \
+	sysfs_write ns0 "$IB0/create_child" 0
+must_fail "create_child 0x8000" "P_Key 0x8000 is invalid" "Invalid argument" \
+	sysfs_write ns0 "$IB0/create_child" 0x8000
+must_fail "create_child bogus" 'a P_Key is a number.*"bogus"' "Invalid argument" \
+	sysfs_write ns0 "$IB0/create_child" bogus
+must_fail "create_child 0x10000" 'a P_Key is a number.*"0x10000"' "Invalid argument" \
+	sysfs_write ns0 "$IB0/create_child" 0x10000
+must_fail "create_child 0x8001 (not in rxe's table)" \
+	"P_Key 0x8001 is not in the port's P_Key table" "No such device or address" \
+	sysfs_write ns0 "$IB0/create_child" 0x8001
+must_fail "ip link add pkey 0x8000" "P_Key 0x8000 is invalid" "0x8000 are invalid" \
 	ip -n ns0 link add link "$IB0" name bad0 type ipoib pkey 0x8000
-must_fail "ip link add pkey 0" "P_Key 0x0000 is invalid" \
+must_fail "ip link add pkey 0" "P_Key 0x0000 is invalid" "0x8000 are invalid" \
 	ip -n ns0 link add link "$IB0" name bad0 type ipoib pkey 0
 must_fail "ip link add pkey 0x8001" "P_Key 0x8001 is not in the port's P_Key table" \
+	"P_Key not in the port's P_Key table" \
 	ip -n ns0 link add link "$IB0" name bad0 type ipoib pkey 0x8001
-grep -q "not in the port's P_Key table" /tmp/err.out || fail "ip showed no reason: $(cat /tmp/err.out)"
-must_fail "a child of a child" "a child cannot have children" \
+must_fail "a child of a child" "a child cannot have children" "is a child itself" \
 	ip -n ns2 link add link "$C0" name bad0 type ipoib
-must_fail "ip link add umcast 1" "umcast is not supported" \
+must_fail "ip link add umcast 1" "umcast is not supported" "umcast is not supported" \
 	ip -n ns0 link add link "$IB0" name bad0 type ipoib umcast 1
-must_fail "ip link set pkey 0x8001" "the P_Key cannot change" \
+must_fail "ip link set pkey 0x8001" "the P_Key cannot change" "cannot change" \
 	ip -n ns2 link set "$C0" type ipoib pkey 0x8001
-must_fail "delete_child without such a child" "no child with P_Key 0x8001 made by create_child" \
-	ns_sysfs ns0 "echo 0x8001 > $IB0/delete_child"
+must_fail "delete_child without such a child" \
+	"no child with P_Key 0x8001 made by create_child" "No such device" \
+	sysfs_write ns0 "$IB0/delete_child" 0x8001
 if ip link add name bad0 type ipoib 2>/dev/null; then
 	fail "a child without a parent"
 fi
