@@ -11,7 +11,7 @@
 # scripts/vm/bench/run.sh, and writes out/bench/bench.{md,csv,png}
 # (scripts/bench-report.py).  Environment: BENCH_SECS (seconds per
 # bandwidth run, default 10), BENCH_PEERS (peers for the connection setup
-# and memory measurements, default 8).  A benchmark, not a test: nothing
+# and memory measurements, default 16).  A benchmark, not a test: nothing
 # checks its numbers.
 
 set -euo pipefail
@@ -20,7 +20,7 @@ cd "$TOPDIR"
 
 OUT=$TOPDIR/out/bench
 secs=${BENCH_SECS:-10}
-peers=${BENCH_PEERS:-8}
+peers=${BENCH_PEERS:-16}
 
 bash scripts/install-deps.sh
 log "building the bench kernel (cached in $CACHE; a first build takes 15-20 minutes)"

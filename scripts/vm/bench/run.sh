@@ -15,14 +15,19 @@
 #   f) guest CPU time per byte moved, for a) to c).
 #
 # BENCH_SECS (default 10) is the length of each bandwidth run, BENCH_PEERS
-# (default 8) the number of peers for d) and e).
+# (default 16) the number of peers for d) and e).
 . "$(dirname "$0")/../lib.sh"
 
 SECS=${BENCH_SECS:-10}
-PEERS=${BENCH_PEERS:-8}
+PEERS=${BENCH_PEERS:-16}
 HERE=$(cd "$(dirname "$0")" && pwd)
 RAW=$VMOUT/raw.csv
 echo "group,case,metric,value,unit" > "$RAW"
+
+# BENCH_PARTS (default "a b c d") picks the parts to run; d covers e.
+part() {
+	[[ " ${BENCH_PARTS:-a b c d} " == *" $1 "* ]]
+}
 
 rec() {
 	echo "$1,$2,$3,$4,$5" >> "$RAW"
@@ -121,189 +126,219 @@ rec meta run secs "$SECS" s
 rec meta run peers "$PEERS" hosts
 rec meta run vcpus "$(nproc)" cpus
 
-fabric_single
-
 # a) Raw RC: ib_send_bw from rxe0 to rxe1.  The QPs are connected through
 # perftest's own TCP exchange on the loopback (both devices are in this
 # network namespace); GID index 0 is rxe's RoCE v2 GID from the MAC.  Both
 # ends sleep on completion events (-e) as a kernel ULP does: polling ends
-# would take both vCPUs from rxe's own work.
-say "== a) raw RC send bandwidth (ib_send_bw)"
-port=18515
-for size in 2048 4096 8192 16384 32768 65536; do
-	ib_send_bw -d rxe1 -x 0 -m 4096 -F -e -s $size -D "$SECS" -p $port \
-		> /tmp/ib-s.txt 2>&1 &
-	spid=$!
-	sleep 1
-	c0=$(cpu_snap)
-	timeout $((SECS * 4 + 60)) ib_send_bw -d rxe0 -x 0 -m 4096 -F -e \
-		-s $size -D "$SECS" -p $port 127.0.0.1 > /tmp/ib-c.txt 2>&1 ||
-		{ cat /tmp/ib-c.txt /tmp/ib-s.txt; fail "ib_send_bw -s $size"; }
-	c1=$(cpu_snap)
-	wait $spid || true
-	cat /tmp/ib-c.txt >> "$VMOUT/ib_send_bw.txt"
-	# "#bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]"
-	read -r iters avg <<< "$(awk -v s=$size '$1 == s && NF >= 5 { print $2, $4 }' /tmp/ib-c.txt)"
-	[ -n "$avg" ] || { cat /tmp/ib-c.txt; fail "no result from ib_send_bw -s $size"; }
-	rec rc "send-$size" throughput \
-		"$(python3 -c "print(f'{$avg * 1048576 * 8 / 1e6:.1f}')")" Mbit/s
-	rec_cpu rc "send-$size" $((iters * size)) "$c0" "$c1"
-	port=$((port + 1))
-done
+# would take the vCPU from rxe's own work.  perftest's own timing needs a
+# CPU clock it can calibrate, which it cannot under emulation (it reports
+# 0 MB/s), so the rate is taken from rxe1's received-packet counter over
+# SECS seconds of steady traffic, each packet carrying min(size, 4096)
+# octets.
+RXE1_PKTS=/sys/class/infiniband/rxe1/ports/1/hw_counters/rcvd_pkts
+
+bench_rc() {
+	local port=18515 size spid cpid p0 p1 t0 t1 c0 c1
+
+	say "== a) raw RC send bandwidth (ib_send_bw)"
+	[ -r $RXE1_PKTS ] || fail "no $RXE1_PKTS"
+	for size in 2048 4096 8192 16384 32768 65536; do
+		ib_send_bw -d rxe1 -x 0 -m 4096 -F -e -s $size -n 100000000 \
+			-p $port > /tmp/ib-s.txt 2>&1 &
+		spid=$!
+		wait_for 60 "ib_send_bw listening" sh -c "ss -ltn | grep -q ':$port '"
+		ib_send_bw -d rxe0 -x 0 -m 4096 -F -e -s $size -n 100000000 \
+			-p $port 127.0.0.1 > /tmp/ib-c.txt 2>&1 &
+		cpid=$!
+		p0=$(cat $RXE1_PKTS)
+		wait_for 60 "ib_send_bw traffic" sh -c "[ \$(cat $RXE1_PKTS) -gt $((p0 + 64)) ]"
+		sleep 1
+		p0=$(cat $RXE1_PKTS)
+		t0=$(date +%s.%N)
+		c0=$(cpu_snap)
+		sleep "$SECS"
+		p1=$(cat $RXE1_PKTS)
+		t1=$(date +%s.%N)
+		c1=$(cpu_snap)
+		kill -0 $cpid 2>/dev/null ||
+			{ cat /tmp/ib-c.txt /tmp/ib-s.txt; fail "ib_send_bw -s $size ended early"; }
+		kill $cpid $spid 2>/dev/null || true
+		wait $cpid $spid 2>/dev/null || true
+		cat /tmp/ib-c.txt >> "$VMOUT/ib_send_bw.txt"
+		bytes=$(((p1 - p0) * (size < 4096 ? size : 4096)))
+		rec rc "send-$size" throughput \
+			"$(python3 -c "print(f'{$bytes * 8 / ($t1 - $t0) / 1e6:.1f}')")" Mbit/s
+		rec rc "send-$size" bytes "$bytes" B
+		rec_cpu rc "send-$size" "$bytes" "$c0" "$c1"
+		port=$((port + 1))
+	done
+}
 
 # c) The reference: TCP over a veth pair like the one rxe runs on.
-say "== c) TCP over a bare veth pair (MTU 9000)"
-ip netns add nsv0
-ip netns add nsv1
-ip link add vr0 netns nsv0 mtu 9000 type veth peer name vr1 netns nsv1 mtu 9000
-ip -n nsv0 addr add 192.0.2.101/24 dev vr0
-ip -n nsv1 addr add 192.0.2.102/24 dev vr1
-ip -n nsv0 link set vr0 up
-ip -n nsv1 link set vr1 up
-ip -n nsv0 link set lo up
-ip -n nsv1 link set lo up
-wait_for 30 "veth reference up" ip netns exec nsv0 ping -c 1 -W 1 192.0.2.102
-for p in 1 4; do
-	run_iperf tcp "veth-P$p" nsv1 nsv0 192.0.2.102 $p
-done
-ip netns del nsv0
-ip netns del nsv1
+bench_veth() {
+	say "== c) TCP over a bare veth pair (MTU 9000)"
+	ip netns add nsv0
+	ip netns add nsv1
+	ip link add vr0 netns nsv0 mtu 9000 type veth peer name vr1 netns nsv1 mtu 9000
+	ip -n nsv0 addr add 192.0.2.101/24 dev vr0
+	ip -n nsv1 addr add 192.0.2.102/24 dev vr1
+	ip -n nsv0 link set vr0 up
+	ip -n nsv1 link set vr1 up
+	ip -n nsv0 link set lo up
+	ip -n nsv1 link set lo up
+	wait_for 30 "veth reference up" ip netns exec nsv0 ping -c 1 -W 1 192.0.2.102
+	for p in 1 4; do
+		run_iperf tcp "veth-P$p" nsv1 nsv0 192.0.2.102 $p
+	done
+	ip netns del nsv0
+	ip netns del nsv1
+}
 
 # b) ipoib_cm: datagram mode, then connected mode with the SRQ.
-say "== b) iperf3 over ipoib_cm: datagram, connected (SRQ)"
-load_module
-hosts_up
-in0 ping -c 2 -W 10 192.0.2.2 > /dev/null || fail "ping in datagram mode"
-rec meta datagram mtu "$(link_mtu ns0 "$IB0")" B
-for p in 1 4; do
-	run_iperf tcp "datagram-P$p" ns1 ns0 192.0.2.2 $p
-done
-set_mode ns0 "$IB0" connected
-set_mode ns1 "$IB1" connected
-in0 ip neigh flush dev "$IB0"
-in1 ip neigh flush dev "$IB1"
-in0 ping -c 2 -W 10 192.0.2.2 > /dev/null || fail "ping in connected mode"
-rec meta connected mtu "$(link_mtu ns0 "$IB0")" B
-grep -q '^# connected mode, SRQ' "$(cm_debugfs rxe0)/connections" ||
-	fail "not connected mode with an SRQ: $(head -n 1 "$(cm_debugfs rxe0)/connections")"
-connected_runs conn-srq
+bench_ipoib() {
+	say "== b) iperf3 over ipoib_cm: datagram, connected (SRQ)"
+	load_module
+	hosts_up
+	in0 ping -c 2 -W 10 192.0.2.2 > /dev/null || fail "ping in datagram mode"
+	rec meta datagram mtu "$(link_mtu ns0 "$IB0")" B
+	for p in 1 4; do
+		run_iperf tcp "datagram-P$p" ns1 ns0 192.0.2.2 $p
+	done
+	set_mode ns0 "$IB0" connected
+	set_mode ns1 "$IB1" connected
+	in0 ip neigh flush dev "$IB0"
+	in1 ip neigh flush dev "$IB1"
+	in0 ping -c 2 -W 10 192.0.2.2 > /dev/null || fail "ping in connected mode"
+	rec meta connected mtu "$(link_mtu ns0 "$IB0")" B
+	grep -q '^# connected mode, SRQ' "$(cm_debugfs rxe0)/connections" ||
+		fail "not connected mode with an SRQ: $(head -n 1 "$(cm_debugfs rxe0)/connections")"
+	connected_runs conn-srq
 
-# Where the time goes, for the report (not a measurement: perf itself
-# costs CPU).  Only if perf runs here.
-if perf record -o /tmp/perf.data -e cpu-clock -a -g -- true > /dev/null 2>&1; then
-	say "== profile: connected (SRQ), 1 stream"
-	in1 iperf3 -s -1 > /dev/null 2>&1 &
-	spid=$!
-	sleep 1
-	in0 iperf3 -c 192.0.2.2 -t "$SECS" > /dev/null &
-	cpid=$!
-	sleep 2
-	perf record -o /tmp/perf.data -e cpu-clock -F 499 -a -g -- \
-		sleep $((SECS > 6 ? SECS - 4 : 2)) > /dev/null 2>&1 || true
-	wait $cpid || true
-	wait $spid || true
-	perf report -i /tmp/perf.data --stdio --no-children --sort sym \
-		--percent-limit 0.7 -g none 2>/dev/null |
-		grep -v '^$' > "$VMOUT/profile-connected.txt" || true
-	perf report -i /tmp/perf.data --stdio --no-children --sort dso \
-		-g none 2>/dev/null | grep -v '^$' >> "$VMOUT/profile-connected.txt" || true
-	head -n 40 "$VMOUT/profile-connected.txt"
-fi
-unload_module
-hosts_down
+	# Where the time goes, for the report (not a measurement: perf itself
+	# costs CPU).  Only if perf runs here.
+	if perf record -o /tmp/perf.data -e cpu-clock -a -g -- true > /dev/null 2>&1; then
+		say "== profile: connected (SRQ), 1 stream"
+		in1 iperf3 -s -1 > /dev/null 2>&1 &
+		spid=$!
+		sleep 1
+		in0 iperf3 -c 192.0.2.2 -t $((SECS + 4)) > /dev/null &
+		cpid=$!
+		sleep 2
+		perf record -o /tmp/perf.data -e cpu-clock -F 499 -a -g -- \
+			sleep "$SECS" > /dev/null 2>&1 || true
+		wait $cpid || true
+		wait $spid || true
+		perf report -i /tmp/perf.data --stdio --no-children --sort sym \
+			--percent-limit 0.7 -g none 2>/dev/null |
+			grep -v '^$' > "$VMOUT/profile-connected.txt" || true
+		perf report -i /tmp/perf.data --stdio --no-children --sort dso \
+			-g none 2>/dev/null | grep -v '^$' >> "$VMOUT/profile-connected.txt" || true
+		head -n 40 "$VMOUT/profile-connected.txt"
+	fi
+	unload_module
+	hosts_down
 
-# b) Connected mode without the SRQ.
-say "== b) iperf3 over ipoib_cm: connected (no SRQ)"
-load_module default_mode=connected cm_srq=0
-hosts_up
-in0 ping -c 2 -W 10 192.0.2.2 > /dev/null || fail "ping in connected mode, no SRQ"
-grep -q '^# connected mode, per-QP' "$(cm_debugfs rxe0)/connections" ||
-	fail "not connected mode without SRQ: $(head -n 1 "$(cm_debugfs rxe0)/connections")"
-connected_runs conn-nosrq
-unload_module
-hosts_down
-rdma link del rxe0
-rdma link del rxe1
-ip link del veth0
+	# b) Connected mode without the SRQ.
+	say "== b) iperf3 over ipoib_cm: connected (no SRQ)"
+	load_module default_mode=connected cm_srq=0
+	hosts_up
+	in0 ping -c 2 -W 10 192.0.2.2 > /dev/null || fail "ping in connected mode, no SRQ"
+	grep -q '^# connected mode, per-QP' "$(cm_debugfs rxe0)/connections" ||
+		fail "not connected mode without SRQ: $(head -n 1 "$(cm_debugfs rxe0)/connections")"
+	connected_runs conn-nosrq
+	unload_module
+	hosts_down
+}
 
 # d) and e): host 0 and PEERS peers, every one on its own rxe device on a
 # bridge.  Each peer has a blackhole route back to host 0 so that nothing
 # it sends (ICMP errors) opens connections of its own: what is measured
 # is host 0's connections only.
-fabric_bridge $((PEERS + 1))
-for backend in srq nosrq; do
-	say "== d, e) connection setup and memory: $backend, $PEERS peers"
-	if [ $backend = srq ]; then
-		load_module
-	else
-		load_module cm_srq=0
-	fi
-	for ((i = 0; i <= PEERS; i++)); do host_up $i; done
-	for ((i = 0; i <= PEERS; i++)); do host_wait $i; done
-	sleep 2
-	read -r slab0 used0 vm0 _ _ <<< "$(mem_snap)"
-	for ((i = 0; i <= PEERS; i++)); do
-		ifname=IB$i
-		set_mode ns$i "${!ifname}" connected
-	done
-	sleep 2
-	read -r slab1 used1 vm1 _ _ <<< "$(mem_snap)"
-	rec mem "$backend-mode" used_per_interface \
-		$(((used1 - used0) / (PEERS + 1))) kB
-	rec mem "$backend-mode" slab_per_interface \
-		$(((slab1 - slab0) / (PEERS + 1))) kB
+bench_peers() {
+	fabric_bridge $((PEERS + 1))
+	for backend in srq nosrq; do
+		say "== d, e) connection setup and memory: $backend, $PEERS peers"
+		if [ $backend = srq ]; then
+			load_module
+		else
+			load_module cm_srq=0
+		fi
+		for ((i = 0; i <= PEERS; i++)); do host_up $i; done
+		for ((i = 0; i <= PEERS; i++)); do host_wait $i; done
+		sleep 2
+		read -r slab0 used0 vm0 _ _ <<< "$(mem_snap)"
+		for ((i = 0; i <= PEERS; i++)); do
+			ifname=IB$i
+			set_mode ns$i "${!ifname}" connected
+		done
+		sleep 2
+		read -r slab1 used1 vm1 _ _ <<< "$(mem_snap)"
+		rec mem "$backend-mode" used_per_interface \
+			$(((used1 - used0) / (PEERS + 1))) kB
+		rec mem "$backend-mode" slab_per_interface \
+			$(((slab1 - slab0) / (PEERS + 1))) kB
 
-	a0=$(hwaddr_of 0)
-	dests=()
-	for ((i = 1; i <= PEERS; i++)); do
-		ifname=IB$i
-		in0 ip neigh replace 192.0.2.$((i + 1)) lladdr "$(hwaddr_of $i)" \
-			dev "$IB0" nud permanent
-		ip -n ns$i neigh replace 192.0.2.1 lladdr "$a0" dev "${!ifname}" \
-			nud permanent
-		ip -n ns$i route add blackhole 192.0.2.1/32
-		dests+=("192.0.2.$((i + 1)):rxe$i")
-	done
+		a0=$(hwaddr_of 0)
+		dests=()
+		for ((i = 1; i <= PEERS; i++)); do
+			ifname=IB$i
+			in0 ip neigh replace 192.0.2.$((i + 1)) lladdr "$(hwaddr_of $i)" \
+				dev "$IB0" nud permanent
+			ip -n ns$i neigh replace 192.0.2.1 lladdr "$a0" dev "${!ifname}" \
+				nud permanent
+			ip -n ns$i route add blackhole 192.0.2.1/32
+			dests+=("192.0.2.$((i + 1)):rxe$i")
+		done
 
-	# One peer at a time: setup latency and memory after each.
-	read -r slab0 used0 vm0 _ _ <<< "$(mem_snap)"
-	for ((i = 1; i <= PEERS; i++)); do
-		python3 "$HERE/connprobe.py" ns0 rxe0 "${dests[i - 1]}" \
-			> /tmp/probe.txt || { cat /tmp/probe.txt; cm_dump; fail "probe peer $i"; }
+		# One peer at a time: setup latency and memory after each.
+		read -r slab0 used0 vm0 _ _ <<< "$(mem_snap)"
+		for ((i = 1; i <= PEERS; i++)); do
+			python3 "$HERE/connprobe.py" ns0 rxe0 "${dests[i - 1]}" \
+				> /tmp/probe.txt || { cat /tmp/probe.txt; cm_dump; fail "probe peer $i"; }
+			read -r _ rx live <<< "$(tail -n 1 /tmp/probe.txt)"
+			rec setup "$backend-serial-$i" first_packet_to_rc_rx "$rx" ms
+			rec setup "$backend-serial-$i" first_packet_to_live "$live" ms
+			sleep 1
+			read -r slab used vm bufs conns <<< "$(mem_snap)"
+			rec mem "$backend-conns-$i" connection_ends "$conns" ends
+			rec mem "$backend-conns-$i" used_delta $((used - used0)) kB
+			rec mem "$backend-conns-$i" slab_delta $((slab - slab0)) kB
+			rec mem "$backend-conns-$i" vmalloc_delta $((vm - vm0)) kB
+			rec mem "$backend-conns-$i" rx_buf_bytes "$bufs" B
+		done
+		cat "$(cm_debugfs rxe0)/connections" "$(cm_debugfs rxe1)/connections"
+		if [ $backend = nosrq ]; then
+			rec mem nosrq-opened-idle rx_buf_bytes "$(cm_conns rxe0 |
+				awk '$3 == "active" { for (i = 1; i < NF; i++) if ($i == "rx_buf_bytes") print $(i + 1); exit }')" B
+			rec mem nosrq-accepted rx_buf_bytes "$(cm_conns rxe1 |
+				awk '$3 == "passive" { for (i = 1; i < NF; i++) if ($i == "rx_buf_bytes") print $(i + 1); exit }')" B
+		fi
+
+		# Every connection closed (host 0 leaves connected mode and comes
+		# back), then all peers at once.
+		set_mode ns0 "$IB0" datagram
+		set_mode ns0 "$IB0" connected
+		wait_for 60 "all connections closed" sh -c \
+			"! cat /sys/kernel/debug/ipoib_cm/*/connections | grep -qv '^#'"
+		python3 "$HERE/connprobe.py" ns0 rxe0 "${dests[@]}" > /tmp/probe.txt ||
+			{ cat /tmp/probe.txt; cm_dump; fail "probe all peers"; }
+		cat /tmp/probe.txt
 		read -r _ rx live <<< "$(tail -n 1 /tmp/probe.txt)"
-		rec setup "$backend-serial-$i" first_packet_to_rc_rx "$rx" ms
-		rec setup "$backend-serial-$i" first_packet_to_live "$live" ms
-		sleep 1
-		read -r slab used vm bufs conns <<< "$(mem_snap)"
-		rec mem "$backend-conns-$i" connection_ends "$conns" ends
-		rec mem "$backend-conns-$i" used_delta $((used - used0)) kB
-		rec mem "$backend-conns-$i" slab_delta $((slab - slab0)) kB
-		rec mem "$backend-conns-$i" vmalloc_delta $((vm - vm0)) kB
-		rec mem "$backend-conns-$i" rx_buf_bytes "$bufs" B
+		rec setup "$backend-burst-$PEERS" first_packet_to_rc_rx "$rx" ms
+		rec setup "$backend-burst-$PEERS" first_packet_to_live "$live" ms
+		rec setup "$backend-burst-$PEERS" conns_per_s \
+			"$(python3 -c "print(f'{$PEERS * 1000 / $rx:.1f}')")" conn/s
+		unload_module
+		hosts_down
 	done
-	cat "$(cm_debugfs rxe0)/connections" "$(cm_debugfs rxe1)/connections"
-	if [ $backend = nosrq ]; then
-		rec mem nosrq-opened-idle rx_buf_bytes "$(cm_conns rxe0 |
-			awk '$3 == "active" { for (i = 1; i < NF; i++) if ($i == "rx_buf_bytes") print $(i + 1); exit }')" B
-		rec mem nosrq-accepted rx_buf_bytes "$(cm_conns rxe1 |
-			awk '$3 == "passive" { for (i = 1; i < NF; i++) if ($i == "rx_buf_bytes") print $(i + 1); exit }')" B
-	fi
+}
 
-	# Every connection closed (host 0 leaves connected mode and comes
-	# back), then all peers at once.
-	set_mode ns0 "$IB0" datagram
-	set_mode ns0 "$IB0" connected
-	wait_for 60 "all connections closed" sh -c \
-		"! cat /sys/kernel/debug/ipoib_cm/*/connections | grep -qv '^#'"
-	python3 "$HERE/connprobe.py" ns0 rxe0 "${dests[@]}" > /tmp/probe.txt ||
-		{ cat /tmp/probe.txt; cm_dump; fail "probe all peers"; }
-	cat /tmp/probe.txt
-	read -r _ rx live <<< "$(tail -n 1 /tmp/probe.txt)"
-	rec setup "$backend-burst-$PEERS" first_packet_to_rc_rx "$rx" ms
-	rec setup "$backend-burst-$PEERS" first_packet_to_live "$live" ms
-	rec setup "$backend-burst-$PEERS" conns_per_s \
-		"$(python3 -c "print(f'{$PEERS * 1000 / $rx:.1f}')")" conn/s
-	unload_module
-	hosts_down
-done
+fabric_single
+! part a || bench_rc
+! part c || bench_veth
+! part b || bench_ipoib
+rdma link del rxe0
+rdma link del rxe1
+ip link del veth0
+! part d || bench_peers
 say "bench: done"
