@@ -147,6 +147,9 @@ def main():
               "Absolute numbers depend on a shared, emulated machine; the ratios "
               "compare numbers from this one run.\n")
 
+    clock = next((r["value"] for r in R.rows if r["metric"] == "clocksource"), "?")
+    md.append(f"Guest clock source: {clock} (setup times are no finer than its tick).\n")
+
     md.append("## Raw RC: ib_send_bw rxe0 -> rxe1\n")
     md.append("| message | Mbit/s | CPU ns/B | guest CPU busy |")
     md.append("| ---: | ---: | ---: | ---: |")
@@ -221,6 +224,39 @@ def main():
         md.append(f"| {i} | " + " | ".join(
             fmt(R.get("mem", f"{b}-conns-{i}", "used_delta"), 0) for b in ("srq", "nosrq")) + " |")
     md.append("")
+
+    # Profiles (perf, one stream), side by side.
+    profs, mod = {}, {}
+    for name in ("datagram", "connected"):
+        path = os.path.join(os.path.dirname(raw), f"profile-{name}.txt")
+        if os.path.exists(path):
+            syms = []
+            with open(path) as f:
+                for line in f:
+                    parts = line.split()
+                    if len(parts) >= 3 and parts[0].endswith("%") and parts[1] == "[k]":
+                        syms.append((parts[0], parts[2]))
+                    elif len(parts) >= 3 and parts[0].endswith("%") and parts[1] == "[.]":
+                        syms.append((parts[0], parts[2]))
+                    elif len(parts) == 2 and parts[1] == "[ipoib_cm]":
+                        mod[name] = parts[0]
+            profs[name] = syms[:12]
+    if profs:
+        md.append("## Where the CPU goes (perf, one iperf3 stream)\n")
+        names = list(profs)
+        md.append("| " + " | ".join(f"{n}: share | symbol" for n in names) + " |")
+        md.append("| " + " | ".join("---: | ---" for _ in names) + " |")
+        for i in range(max(len(v) for v in profs.values())):
+            cells = []
+            for n in names:
+                if i < len(profs[n]):
+                    cells.append(f"{profs[n][i][0]} | `{profs[n][i][1]}`")
+                else:
+                    cells.append(" | ")
+            md.append("| " + " | ".join(cells) + " |")
+        md.append("")
+        md.append("Samples in the ipoib_cm module itself: " +
+                  ", ".join(f"{n} {mod.get(n, 'n/a')}" for n in names) + ".\n")
 
     # The largest gap: the target missed by the widest margin.
     gaps = [(val / target, name, val, target) for name, val, target, _ in ratios

@@ -40,6 +40,6 @@ bash scripts/vm-run.sh -k "$kdir" -o "$OUT/vm" -m 3G -t 3600 \
 log "VM done in $((SECONDS - start)) s"
 
 python3 scripts/bench-report.py "$OUT/vm/raw.csv" "$OUT"
-cp "$OUT/vm/profile-connected.txt" "$OUT/" 2>/dev/null || true
+cp "$OUT"/vm/profile-*.txt "$OUT/" 2>/dev/null || true
 cat "$OUT/bench.md"
 log "report: $OUT/bench.md, $OUT/bench.csv, $OUT/bench.png"

@@ -113,6 +113,32 @@ mem_snap() {
 			    m["VmallocUsed:"], bufs, conns }' /proc/meminfo
 }
 
+# Where the time goes (perf record -a, one iperf3 stream ns0 -> ns1), to
+# $VMOUT/profile-NAME.txt; not a measurement, perf costs CPU too.  Only if
+# perf runs here.
+profile() {
+	local name=$1 spid cpid out=$VMOUT/profile-$1.txt
+
+	perf record -o /tmp/perf.data -e cpu-clock -a -- true > /dev/null 2>&1 ||
+		return 0
+	say "== profile: $name, 1 stream"
+	in1 iperf3 -s -1 > /dev/null 2>&1 &
+	spid=$!
+	sleep 1
+	in0 iperf3 -c 192.0.2.2 -t $((SECS + 4)) > /dev/null &
+	cpid=$!
+	sleep 2
+	perf record -o /tmp/perf.data -e cpu-clock -F 499 -a -g -- \
+		sleep "$SECS" > /dev/null 2>&1 || true
+	wait $cpid || true
+	wait $spid || true
+	perf report -i /tmp/perf.data --stdio --no-children --sort sym \
+		--percent-limit 0.5 -g none 2>/dev/null | grep -v '^$' > "$out" || true
+	perf report -i /tmp/perf.data --stdio --no-children --sort dso \
+		-g none 2>/dev/null | grep -v '^$' >> "$out" || true
+	grep -v '^#' "$out" | head -n 25
+}
+
 # The link address of host I's interface.
 hwaddr_of() {
 	local ifname=IB$1
@@ -125,6 +151,9 @@ say "== bench: ${SECS}s per bandwidth run, $PEERS peers; kernel $(uname -r)"
 rec meta run secs "$SECS" s
 rec meta run peers "$PEERS" hosts
 rec meta run vcpus "$(nproc)" cpus
+# Setup times below are only as fine as this clock (jiffies: 4 ms).
+rec meta run clocksource \
+	"$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" name
 
 # a) Raw RC: ib_send_bw from rxe0 to rxe1.  The QPs are connected through
 # perftest's own TCP exchange on the loopback (both devices are in this
@@ -204,6 +233,7 @@ bench_ipoib() {
 	for p in 1 4; do
 		run_iperf tcp "datagram-P$p" ns1 ns0 192.0.2.2 $p
 	done
+	profile datagram
 	set_mode ns0 "$IB0" connected
 	set_mode ns1 "$IB1" connected
 	in0 ip neigh flush dev "$IB0"
@@ -214,27 +244,7 @@ bench_ipoib() {
 		fail "not connected mode with an SRQ: $(head -n 1 "$(cm_debugfs rxe0)/connections")"
 	connected_runs conn-srq
 
-	# Where the time goes, for the report (not a measurement: perf itself
-	# costs CPU).  Only if perf runs here.
-	if perf record -o /tmp/perf.data -e cpu-clock -a -g -- true > /dev/null 2>&1; then
-		say "== profile: connected (SRQ), 1 stream"
-		in1 iperf3 -s -1 > /dev/null 2>&1 &
-		spid=$!
-		sleep 1
-		in0 iperf3 -c 192.0.2.2 -t $((SECS + 4)) > /dev/null &
-		cpid=$!
-		sleep 2
-		perf record -o /tmp/perf.data -e cpu-clock -F 499 -a -g -- \
-			sleep "$SECS" > /dev/null 2>&1 || true
-		wait $cpid || true
-		wait $spid || true
-		perf report -i /tmp/perf.data --stdio --no-children --sort sym \
-			--percent-limit 0.7 -g none 2>/dev/null |
-			grep -v '^$' > "$VMOUT/profile-connected.txt" || true
-		perf report -i /tmp/perf.data --stdio --no-children --sort dso \
-			-g none 2>/dev/null | grep -v '^$' >> "$VMOUT/profile-connected.txt" || true
-		head -n 40 "$VMOUT/profile-connected.txt"
-	fi
+	profile connected
 	unload_module
 	hosts_down
 
