@@ -324,6 +324,7 @@ set key off
 plot '{d}/tcp.dat' using 2:xtic(1) lc rgb '#1f77b4' title 'Mbit/s'
 set style data linespoints
 set xtics norotate
+set autoscale y
 set title 'memory in use vs connections (whole VM)'
 set xlabel 'connections (host 0 to N peers)'
 set ylabel 'MiB'
