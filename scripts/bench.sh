@@ -11,7 +11,8 @@
 # scripts/vm/bench/run.sh, and writes out/bench/bench.{md,csv,png}
 # (scripts/bench-report.py).  Environment: BENCH_SECS (seconds per
 # bandwidth run, default 10), BENCH_PEERS (peers for the connection setup
-# and memory measurements, default 16).  A benchmark, not a test: nothing
+# and memory measurements, default 16), BENCH_PARTS (default "a b c d",
+# see scripts/vm/bench/run.sh).  A benchmark, not a test: nothing
 # checks its numbers.
 
 set -euo pipefail
@@ -35,6 +36,7 @@ start=$SECONDS
 bash scripts/vm-run.sh -k "$kdir" -o "$OUT/vm" -m 3G -t 3600 \
 	-e IPOIB_CM_MODDIR="$TOPDIR/build/6.12-bench" \
 	-e BENCH_SECS="$secs" -e BENCH_PEERS="$peers" \
+	-e BENCH_PARTS="${BENCH_PARTS:-a b c d}" \
 	-- scripts/vm/bench/run.sh ||
 	die "the benchmark failed in the VM; see $OUT/vm/console.log"
 log "VM done in $((SECONDS - start)) s"
