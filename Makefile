@@ -7,6 +7,7 @@
 #   make install            install into /lib/modules/<release>/updates
 #   make check              the full test suite (see README.md)
 #   make demo               boot the test VM and show the module working
+#   make bench              benchmarks on the bench kernel (out/bench/)
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 PWD_ := $(CURDIR)
@@ -32,4 +33,7 @@ check:
 demo:
 	bash scripts/demo.sh
 
-.PHONY: all modules kunit install clean check demo
+bench:
+	bash scripts/bench.sh
+
+.PHONY: all modules kunit install clean check demo bench

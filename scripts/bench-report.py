@@ -1,0 +1,341 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Turn the benchmark's raw measurements into its report.
+
+    bench-report.py RAW_CSV OUTDIR
+
+RAW_CSV is what scripts/vm/bench/run.sh wrote in the VM (group, case,
+metric, value, unit).  Writes OUTDIR/bench.csv (the measurements and the
+ratios computed from them), OUTDIR/bench.md (tables) and OUTDIR/bench.png
+(gnuplot).  Every ratio compares numbers from the same run.
+"""
+
+import csv
+import os
+import statistics
+import subprocess
+import sys
+
+
+def load(path):
+    rows = []
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            rows.append(r)
+    return rows
+
+
+class Results:
+    def __init__(self, rows):
+        self.rows = rows
+        self.v = {}
+        for r in rows:
+            try:
+                self.v[(r["group"], r["case"], r["metric"])] = float(r["value"])
+            except ValueError:
+                pass
+
+    def get(self, group, case, metric):
+        return self.v.get((group, case, metric))
+
+    def cases(self, group, prefix=""):
+        seen = []
+        for r in self.rows:
+            if r["group"] == group and r["case"].startswith(prefix) \
+                    and r["case"] not in seen:
+                seen.append(r["case"])
+        return seen
+
+
+def fmt(x, nd=1):
+    if x is None:
+        return "n/a"
+    if isinstance(x, float) and x.is_integer() and nd == 0:
+        return str(int(x))
+    return f"{x:.{nd}f}"
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def main():
+    raw, outdir = sys.argv[1], sys.argv[2]
+    R = Results(load(raw))
+    secs = R.get("meta", "run", "secs")
+    peers = int(R.get("meta", "run", "peers") or 0)
+    tput = lambda c: R.get("tcp", c, "throughput")
+    cpu = lambda c: R.get("tcp", c, "cpu_ns_per_byte")
+    rc64 = R.get("rc", "send-65536", "throughput")
+
+    # Ratios: (name, value, target or None, what it compares)
+    ratios = []
+
+    def add(name, val, target, what):
+        ratios.append((name, val, target, what))
+
+    for p in (1, 4):
+        add(f"connected_srq_P{p}/raw_rc_64k",
+            ratio(tput(f"conn-srq-P{p}"), rc64), 0.9,
+            f"TCP over connected mode (SRQ), {p} stream(s), vs ib_send_bw 64 KiB")
+    rc64b = R.get("rc", "send-65536-again", "throughput")
+    for p in (1, 4):
+        add(f"connected_srq_P{p}/raw_rc_64k_again",
+            ratio(tput(f"conn-srq-P{p}"), rc64b), 0.9,
+            f"the same against ib_send_bw 64 KiB measured right after the connected runs")
+    for p in (1, 4):
+        add(f"connected_srq_P{p}/datagram_P{p}",
+            ratio(tput(f"conn-srq-P{p}"), tput(f"datagram-P{p}")), 3.0,
+            f"connected (SRQ) vs datagram mode, {p} stream(s)")
+    for p in (1, 4):
+        add(f"connected_nosrq_P{p}/datagram_P{p}",
+            ratio(tput(f"conn-nosrq-P{p}"), tput(f"datagram-P{p}")), 3.0,
+            f"connected (no SRQ) vs datagram mode, {p} stream(s)")
+    for p in (1, 4):
+        add(f"srq_P{p}/nosrq_P{p}",
+            ratio(tput(f"conn-srq-P{p}"), tput(f"conn-nosrq-P{p}")), None,
+            f"connected mode, SRQ vs per-QP receives, {p} stream(s)")
+    for p in (1, 4):
+        add(f"connected_srq_P{p}/veth_P{p}",
+            ratio(tput(f"conn-srq-P{p}"), tput(f"veth-P{p}")), None,
+            f"connected (SRQ) vs TCP on a bare veth pair, {p} stream(s)")
+        add(f"datagram_P{p}/veth_P{p}",
+            ratio(tput(f"datagram-P{p}"), tput(f"veth-P{p}")), None,
+            f"datagram vs TCP on a bare veth pair, {p} stream(s)")
+    add("raw_rc_64k/veth_P1", ratio(rc64, tput("veth-P1")), None,
+        "ib_send_bw 64 KiB vs TCP on a bare veth pair")
+    for p in (1, 4):
+        add(f"cpu_per_byte_connected_srq_P{p}/datagram_P{p}",
+            ratio(cpu(f"conn-srq-P{p}"), cpu(f"datagram-P{p}")), None,
+            f"guest CPU per byte, connected (SRQ) vs datagram, {p} stream(s)")
+    add("cpu_per_byte_connected_srq_P1/raw_rc_64k",
+        ratio(cpu("conn-srq-P1"), R.get("rc", "send-65536", "cpu_ns_per_byte")),
+        None, "guest CPU per byte, TCP over connected mode vs ib_send_bw 64 KiB")
+
+    # Memory per connection (host 0's opened connection and the peer's
+    # accepted end: one connection, both ends in this VM).
+    mem = {}
+    for b in ("srq", "nosrq"):
+        n = peers
+        c = f"{b}-conns-{n}"
+        for m in ("used_delta", "slab_delta", "vmalloc_delta", "rx_buf_bytes"):
+            val = R.get("mem", c, m)
+            mem[(b, m)] = val / n if val is not None and n else None
+        # Growth from the first to the last connection, per connection.
+        u1 = R.get("mem", f"{b}-conns-1", "used_delta")
+        un = R.get("mem", f"{b}-conns-{n}", "used_delta")
+        mem[(b, "marginal")] = (un - u1) / (n - 1) if None not in (u1, un) and n > 1 else None
+    add("memory_per_conn_nosrq/srq",
+        ratio(mem[("nosrq", "used_delta")], mem[("srq", "used_delta")]), None,
+        "memory in use per connection, no-SRQ vs SRQ")
+
+    # bench.csv: the measurements, then the ratios.
+    with open(os.path.join(outdir, "bench.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["group", "case", "metric", "value", "unit"])
+        for r in R.rows:
+            w.writerow([r["group"], r["case"], r["metric"], r["value"], r["unit"]])
+        for name, val, target, _ in ratios:
+            w.writerow(["ratio", name, "ratio", fmt(val, 3), "x"])
+            if target is not None:
+                w.writerow(["ratio", name, "target", fmt(target, 2), "x"])
+        for (b, m), val in mem.items():
+            w.writerow(["mem", f"{b}-per-connection", m, fmt(val, 1),
+                        "B" if m == "rx_buf_bytes" else "kB"])
+
+    md = []
+    md.append("# ipoib_cm benchmark\n")
+    md.append(f"One VM (TCG unless KVM is available), bench kernel, {fmt(R.get('meta', 'run', 'vcpus'), 0)} vCPUs, "
+              f"{fmt(secs, 0)} s per bandwidth run, {peers} peers for setup and memory. "
+              "Absolute numbers depend on a shared, emulated machine; the ratios "
+              "compare numbers from this one run.\n")
+
+    clock = next((r["value"] for r in R.rows if r["metric"] == "clocksource"), "?")
+    md.append(f"Guest clock source: {clock} (setup times are no finer than its tick).\n")
+
+    md.append("## Raw RC: ib_send_bw rxe0 -> rxe1\n")
+    md.append("| message | Mbit/s | CPU ns/B | guest CPU busy |")
+    md.append("| ---: | ---: | ---: | ---: |")
+    sizes = []
+    for c in R.cases("rc", "send-"):
+        size = int(c.split("-")[1])
+        label = f"{size // 1024} KiB"
+        if c.endswith("-again"):
+            label += " (again, after the connected runs)"
+        else:
+            sizes.append(size)
+        md.append(f"| {label} | {fmt(R.get('rc', c, 'throughput'))} | "
+                  f"{fmt(R.get('rc', c, 'cpu_ns_per_byte'), 2)} | "
+                  f"{fmt(R.get('rc', c, 'cpu_busy'))} % |")
+    md.append("")
+
+    md.append("## TCP (iperf3)\n")
+    md.append("| path | MTU | streams | Mbit/s | retransmits | CPU ns/B | guest CPU busy |")
+    md.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    names = {"veth": ("bare veth pair", "9000"),
+             "datagram": ("ipoib_cm datagram", fmt(R.get("meta", "datagram", "mtu"), 0)),
+             "conn-srq": ("ipoib_cm connected, SRQ", fmt(R.get("meta", "connected", "mtu"), 0)),
+             "conn-nosrq": ("ipoib_cm connected, no SRQ", fmt(R.get("meta", "connected", "mtu"), 0))}
+    for c in R.cases("tcp"):
+        base, p = c.rsplit("-P", 1)
+        label, mtu = names.get(base, (base, ""))
+        md.append(f"| {label} | {mtu} | {p} | {fmt(tput(c))} | "
+                  f"{fmt(R.get('tcp', c, 'retransmits'), 0)} | {fmt(cpu(c), 2)} | "
+                  f"{fmt(R.get('tcp', c, 'cpu_busy'))} % |")
+    md.append("")
+
+    md.append("## Ratios (same run)\n")
+    md.append("| ratio | value | target | compares |")
+    md.append("| --- | ---: | ---: | --- |")
+    for name, val, target, what in ratios:
+        tgt = f">= {fmt(target, 1)}" if target is not None else ""
+        md.append(f"| `{name}` | {fmt(val, 2)} | {tgt} | {what} |")
+    md.append("")
+
+    md.append("## Connection setup\n")
+    md.append("First packet (one UDP datagram) to a new peer until the peer "
+              "received it over RC, and until host 0's connection was live.\n")
+    md.append("| backend | one peer at a time: median ms to RC receive (min-max) | median ms to live | "
+              f"{peers} peers at once: ms until all received | connections/s |")
+    md.append("| --- | ---: | ---: | ---: | ---: |")
+    for b in ("srq", "nosrq"):
+        rx = [R.get("setup", f"{b}-serial-{i}", "first_packet_to_rc_rx") for i in range(1, peers + 1)]
+        lv = [R.get("setup", f"{b}-serial-{i}", "first_packet_to_live") for i in range(1, peers + 1)]
+        rx = [x for x in rx if x is not None]
+        lv = [x for x in lv if x is not None]
+        md.append(f"| {b} | {fmt(statistics.median(rx)) if rx else 'n/a'} "
+                  f"({fmt(min(rx)) if rx else ''}-{fmt(max(rx)) if rx else ''}) | "
+                  f"{fmt(statistics.median(lv)) if lv else 'n/a'} | "
+                  f"{fmt(R.get('setup', f'{b}-burst-{peers}', 'first_packet_to_rc_rx'))} | "
+                  f"{fmt(R.get('setup', f'{b}-burst-{peers}', 'conns_per_s'))} |")
+    md.append("")
+
+    md.append("## Memory\n")
+    md.append("Whole-VM deltas (both ends of every connection live in this VM). "
+              "\"in use\" is MemTotal - MemFree - Buffers - Cached.\n")
+    md.append("| backend | per interface, entering connected mode (kB) | per connection: in use (kB) | "
+              "slab (kB) | vmalloc (kB) | receive buffers (debugfs, B) | marginal in use, connection 2..N (kB) |")
+    md.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for b in ("srq", "nosrq"):
+        md.append(f"| {b} | {fmt(R.get('mem', f'{b}-mode', 'used_per_interface'), 0)} | "
+                  f"{fmt(mem[(b, 'used_delta')])} | {fmt(mem[(b, 'slab_delta')])} | "
+                  f"{fmt(mem[(b, 'vmalloc_delta')])} | {fmt(mem[(b, 'rx_buf_bytes')], 0)} | "
+                  f"{fmt(mem[(b, 'marginal')])} |")
+    md.append("")
+    md.append(f"no-SRQ receive buffers: opened, idle connection "
+              f"{fmt(R.get('mem', 'nosrq-opened-idle', 'rx_buf_bytes'), 0)} B; "
+              f"accepted connection {fmt(R.get('mem', 'nosrq-accepted', 'rx_buf_bytes'), 0)} B.\n")
+    md.append("| connections | " + " | ".join(f"{b} in use (kB)" for b in ("srq", "nosrq")) + " |")
+    md.append("| ---: | ---: | ---: |")
+    for i in range(1, peers + 1):
+        md.append(f"| {i} | " + " | ".join(
+            fmt(R.get("mem", f"{b}-conns-{i}", "used_delta"), 0) for b in ("srq", "nosrq")) + " |")
+    md.append("")
+
+    # Profiles (perf, one stream), side by side.
+    profs, mod = {}, {}
+    for name in ("datagram", "connected"):
+        path = os.path.join(os.path.dirname(raw), f"profile-{name}.txt")
+        if os.path.exists(path):
+            syms = []
+            with open(path) as f:
+                for line in f:
+                    parts = line.split()
+                    if len(parts) >= 3 and parts[0].endswith("%") and parts[1] == "[k]":
+                        syms.append((parts[0], parts[2]))
+                    elif len(parts) >= 3 and parts[0].endswith("%") and parts[1] == "[.]":
+                        syms.append((parts[0], parts[2]))
+                    elif len(parts) == 2 and parts[1] == "[ipoib_cm]":
+                        mod[name] = parts[0]
+            profs[name] = syms[:12]
+    if profs:
+        md.append("## Where the CPU goes (perf, one iperf3 stream)\n")
+        names = list(profs)
+        md.append("| " + " | ".join(f"{n}: share | symbol" for n in names) + " |")
+        md.append("| " + " | ".join("---: | ---" for _ in names) + " |")
+        for i in range(max(len(v) for v in profs.values())):
+            cells = []
+            for n in names:
+                if i < len(profs[n]):
+                    cells.append(f"{profs[n][i][0]} | `{profs[n][i][1]}`")
+                else:
+                    cells.append(" | ")
+            md.append("| " + " | ".join(cells) + " |")
+        md.append("")
+        md.append("Samples in the ipoib_cm module itself: " +
+                  ", ".join(f"{n} {mod.get(n, 'n/a')}" for n in names) + ".\n")
+
+    # The largest gap: the target missed by the widest margin.
+    gaps = [(val / target, name, val, target) for name, val, target, _ in ratios
+            if target is not None and val is not None]
+    if gaps:
+        g = min(gaps)
+        md.append("## Largest gap\n")
+        md.append(f"`{g[1]}` = {fmt(g[2], 2)} against a target of {fmt(g[3], 1)} "
+                  f"({fmt(100 * g[0], 0)} % of it).\n")
+
+    with open(os.path.join(outdir, "bench.md"), "w") as f:
+        f.write("\n".join(md))
+
+    plot(R, outdir, sizes, peers)
+
+
+def plot(R, outdir, sizes, peers):
+    d = os.path.join(outdir, "plot")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "rc.dat"), "w") as f:
+        for s in sizes:
+            f.write(f"{s // 1024} {R.get('rc', f'send-{s}', 'throughput')}\n")
+    with open(os.path.join(d, "tcp.dat"), "w") as f:
+        for c in R.cases("tcp"):
+            f.write(f"\"{c}\" {R.get('tcp', c, 'throughput')}\n")
+    with open(os.path.join(d, "mem.dat"), "w") as f:
+        for i in range(1, peers + 1):
+            a = R.get("mem", f"srq-conns-{i}", "used_delta")
+            b = R.get("mem", f"nosrq-conns-{i}", "used_delta")
+            f.write(f"{i} {a / 1024 if a is not None else 'NaN'} {b / 1024 if b is not None else 'NaN'}\n")
+    hl = []
+    for p, col in ((1, "#d62728"), (4, "#9467bd")):
+        v = R.get("tcp", f"conn-srq-P{p}", "throughput")
+        if v is not None:
+            hl.append(f"{v} with lines dt 2 lw 2 lc rgb '{col}' title 'TCP connected SRQ, {p} stream(s)'")
+    script = f"""
+set terminal pngcairo size 1500,500 font ',10'
+set output '{os.path.join(outdir, 'bench.png')}'
+set multiplot layout 1,3 title 'ipoib\\_cm over rdma\\_rxe (one VM, same run)'
+set grid
+set key bottom right
+set title 'raw RC (ib\\_send\\_bw) vs TCP over connected mode'
+set xlabel 'message size (KiB)'
+set ylabel 'Mbit/s'
+set logscale x 2
+set yrange [0:*]
+plot '{d}/rc.dat' using 1:2 with linespoints lw 2 pt 7 title 'ib\\_send\\_bw RC send'{''.join(', ' + h for h in hl)}
+unset logscale x
+set title 'iperf3 TCP'
+set xlabel ''
+set style data histograms
+set style fill solid 0.8 border -1
+set boxwidth 0.8
+set xtics rotate by -35 noenhanced
+set key off
+plot '{d}/tcp.dat' using 2:xtic(1) lc rgb '#1f77b4' title 'Mbit/s'
+set style data linespoints
+set xtics norotate
+set autoscale y
+set title 'memory in use vs connections (whole VM)'
+set xlabel 'connections (host 0 to N peers)'
+set ylabel 'MiB'
+set key top left
+plot '{d}/mem.dat' using 1:2 lw 2 pt 7 title 'SRQ', '' using 1:3 lw 2 pt 5 title 'no SRQ'
+unset multiplot
+"""
+    with open(os.path.join(d, "bench.gp"), "w") as f:
+        f.write(script)
+    subprocess.run(["gnuplot", os.path.join(d, "bench.gp")], check=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,364 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The benchmark (scripts/bench.sh), inside one VM on the bench kernel.
+# Every measurement is a line of $VMOUT/raw.csv (group,case,metric,value,
+# unit); scripts/bench-report.py turns them into the table, the ratios and
+# the plot on the host.
+#
+#   a) raw RC send bandwidth, ib_send_bw rxe0 -> rxe1, 2 KiB .. 64 KiB;
+#   b) iperf3 TCP, 1 and 4 streams, over ipoib_cm: datagram mode (MTU
+#      4092), connected mode (MTU 65520) with the SRQ and without (cm_srq=0);
+#   c) iperf3 TCP over a bare veth pair (MTU 9000, what rxe runs on);
+#   d) connection setup: first packet to a new peer until it arrived over
+#      RC, one peer at a time and all peers at once;
+#   e) memory per connection, SRQ and no-SRQ, 1 .. BENCH_PEERS peers;
+#   f) guest CPU time per byte moved, for a) to c).
+#
+# BENCH_SECS (default 10) is the length of each bandwidth run, BENCH_PEERS
+# (default 16) the number of peers for d) and e).
+. "$(dirname "$0")/../lib.sh"
+
+SECS=${BENCH_SECS:-10}
+PEERS=${BENCH_PEERS:-16}
+HERE=$(cd "$(dirname "$0")" && pwd)
+RAW=$VMOUT/raw.csv
+echo "group,case,metric,value,unit" > "$RAW"
+
+# BENCH_PARTS (default "a b c d") picks the parts to run; d covers e.
+part() {
+	[[ " ${BENCH_PARTS:-a b c d} " == *" $1 "* ]]
+}
+
+rec() {
+	echo "$1,$2,$3,$4,$5" >> "$RAW"
+	say "result: $1 $2 $3 = $4 $5"
+}
+
+# Busy and total CPU ticks of the whole guest (all CPUs), from /proc/stat.
+cpu_snap() {
+	awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat
+}
+
+# rec_cpu GROUP CASE BYTES "BUSY0 TOTAL0" "BUSY1 TOTAL1": CPU per byte and
+# utilisation (100% = every vCPU busy) between two snapshots.
+rec_cpu() {
+	local b0 t0 b1 t1 hz
+	read -r b0 t0 <<< "$4"
+	read -r b1 t1 <<< "$5"
+	hz=$(getconf CLK_TCK)
+	rec "$1" "$2" cpu_ns_per_byte \
+		"$(python3 -c "print(f'{($b1 - $b0) * 1e9 / $hz / max($3, 1):.3f}')")" ns/B
+	rec "$1" "$2" cpu_busy \
+		"$(python3 -c "print(f'{100 * ($b1 - $b0) / max($t1 - $t0, 1):.1f}')")" %
+}
+
+# iperf3 TCP: run_iperf GROUP CASE SERVER_NS CLIENT_NS DEST STREAMS
+run_iperf() {
+	local group=$1 case=$2 sns=$3 cns=$4 dest=$5 streams=$6 c0 c1 out
+
+	ip netns exec "$sns" timeout $((SECS * 4 + 120)) iperf3 -s -1 -J \
+		> /tmp/iperf-s.json 2>&1 &
+	local spid=$!
+	sleep 1
+	c0=$(cpu_snap)
+	ip netns exec "$cns" timeout $((SECS * 4 + 60)) iperf3 -c "$dest" \
+		-t "$SECS" -P "$streams" -J > /tmp/iperf-c.json ||
+		{ tail -n 20 /tmp/iperf-c.json; cm_dump; fail "iperf3 $case"; }
+	c1=$(cpu_snap)
+	wait $spid || true
+	cp /tmp/iperf-c.json "$VMOUT/iperf-$case.json"
+	out=$(python3 - /tmp/iperf-c.json <<'PY'
+import json, sys
+e = json.load(open(sys.argv[1]))["end"]
+r = e["sum_received"]
+print(f"{r['bits_per_second'] / 1e6:.1f} {r['bytes']} {e['sum_sent'].get('retransmits', 0)}")
+PY
+)
+	read -r mbps bytes retr <<< "$out"
+	rec "$group" "$case" throughput "$mbps" Mbit/s
+	rec "$group" "$case" bytes "$bytes" B
+	rec "$group" "$case" retransmits "$retr" segments
+	rec_cpu "$group" "$case" "$bytes" "$c0" "$c1"
+	LAST_BYTES=$bytes
+}
+
+# Both IPoIB ends in connected mode; checks the traffic went over RC.
+connected_runs() {
+	local tag=$1 p before after
+
+	for p in 1 4; do
+		before=$(cm_stat rxe0 rc_tx_bytes)
+		run_iperf tcp "$tag-P$p" ns1 ns0 192.0.2.2 $p
+		after=$(cm_stat rxe0 rc_tx_bytes)
+		[ $((after - before)) -ge "$LAST_BYTES" ] ||
+			fail "$tag: only $((after - before)) of $LAST_BYTES bytes over RC"
+	done
+}
+
+# Memory: Slab, memory in use (not free, not page cache) and vmalloc, kB;
+# then the receive-buffer bytes reported by every interface's connections
+# and the number of connection ends.
+mem_snap() {
+	local bufs=0 conns=0 d
+
+	for d in /sys/kernel/debug/ipoib_cm/*/connections; do
+		conns=$((conns + $(grep -vc '^#' "$d" || true)))
+		bufs=$((bufs + $(awk '/^#/ { next }
+			{ for (i = 1; i < NF; i++) if ($i == "rx_buf_bytes") s += $(i + 1) }
+			END { print s + 0 }' "$d")))
+	done
+	awk -v bufs=$bufs -v conns=$conns '
+		{ m[$1] = $2 }
+		END { print m["Slab:"], m["MemTotal:"] - m["MemFree:"] - m["Buffers:"] - m["Cached:"],
+			    m["VmallocUsed:"], bufs, conns }' /proc/meminfo
+}
+
+# Where the time goes (perf record -a, one iperf3 stream ns0 -> ns1), to
+# $VMOUT/profile-NAME.txt; not a measurement, perf costs CPU too.  Only if
+# perf runs here.
+profile() {
+	local name=$1 spid cpid out=$VMOUT/profile-$1.txt
+
+	perf record -o /tmp/perf.data -e cpu-clock -a -- true > /dev/null 2>&1 ||
+		return 0
+	say "== profile: $name, 1 stream"
+	in1 iperf3 -s -1 > /dev/null 2>&1 &
+	spid=$!
+	sleep 1
+	in0 iperf3 -c 192.0.2.2 -t $((SECS + 4)) > /dev/null &
+	cpid=$!
+	sleep 2
+	perf record -o /tmp/perf.data -e cpu-clock -F 499 -a -g -- \
+		sleep "$SECS" > /dev/null 2>&1 || true
+	wait $cpid || true
+	wait $spid || true
+	perf report -i /tmp/perf.data --stdio --no-children --sort sym \
+		--percent-limit 0.5 -g none 2>/dev/null | grep -v '^$' > "$out" || true
+	perf report -i /tmp/perf.data --stdio --no-children --sort dso \
+		-g none 2>/dev/null | grep -v '^$' >> "$out" || true
+	grep -v '^#' "$out" | head -n 25
+}
+
+# The link address of host I's interface.
+hwaddr_of() {
+	local ifname=IB$1
+
+	ip -n ns$1 -j link show "${!ifname}" |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["address"])'
+}
+
+say "== bench: ${SECS}s per bandwidth run, $PEERS peers; kernel $(uname -r)"
+rec meta run secs "$SECS" s
+rec meta run peers "$PEERS" hosts
+rec meta run vcpus "$(nproc)" cpus
+# Setup times below are only as fine as this clock (jiffies: 4 ms).
+rec meta run clocksource \
+	"$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" name
+
+# a) Raw RC: ib_send_bw from rxe0 to rxe1.  The QPs are connected through
+# perftest's own TCP exchange on the loopback (both devices are in this
+# network namespace); GID index 0 is rxe's RoCE v2 GID from the MAC.  Both
+# ends sleep on completion events (-e) as a kernel ULP does: polling ends
+# would take the vCPU from rxe's own work.  perftest's own timing needs a
+# CPU clock it can calibrate, which it cannot under emulation (it reports
+# 0 MB/s), so the rate is taken from rxe1's received-packet counter over
+# SECS seconds of steady traffic, each packet carrying min(size, 4096)
+# octets.
+RXE1_PKTS=/sys/class/infiniband/rxe1/ports/1/hw_counters/rcvd_pkts
+
+# rc_measure SIZE CASE PORT: one ib_send_bw rate, recorded as rc CASE.
+rc_measure() {
+	local size=$1 case=$2 port=$3 spid cpid p0 p1 t0 t1 c0 c1 bytes
+
+	ib_send_bw -d rxe1 -x 0 -m 4096 -F -e -s "$size" -n 100000000 \
+		-p "$port" > /tmp/ib-s.txt 2>&1 &
+	spid=$!
+	wait_for 60 "ib_send_bw listening" sh -c "ss -ltn | grep -q ':$port '"
+	ib_send_bw -d rxe0 -x 0 -m 4096 -F -e -s "$size" -n 100000000 \
+		-p "$port" 127.0.0.1 > /tmp/ib-c.txt 2>&1 &
+	cpid=$!
+	p0=$(cat $RXE1_PKTS)
+	wait_for 60 "ib_send_bw traffic" sh -c "[ \$(cat $RXE1_PKTS) -gt $((p0 + 64)) ]"
+	sleep 1
+	p0=$(cat $RXE1_PKTS)
+	t0=$(date +%s.%N)
+	c0=$(cpu_snap)
+	sleep "$SECS"
+	p1=$(cat $RXE1_PKTS)
+	t1=$(date +%s.%N)
+	c1=$(cpu_snap)
+	kill -0 $cpid 2>/dev/null ||
+		{ cat /tmp/ib-c.txt /tmp/ib-s.txt; fail "ib_send_bw -s $size ended early"; }
+	kill $cpid $spid 2>/dev/null || true
+	wait $cpid $spid 2>/dev/null || true
+	cat /tmp/ib-c.txt >> "$VMOUT/ib_send_bw.txt"
+	bytes=$(((p1 - p0) * (size < 4096 ? size : 4096)))
+	rec rc "$case" throughput \
+		"$(python3 -c "print(f'{$bytes * 8 / ($t1 - $t0) / 1e6:.1f}')")" Mbit/s
+	rec rc "$case" bytes "$bytes" B
+	rec_cpu rc "$case" "$bytes" "$c0" "$c1"
+}
+
+bench_rc() {
+	local port=18515 size
+
+	say "== a) raw RC send bandwidth (ib_send_bw)"
+	[ -r $RXE1_PKTS ] || fail "no $RXE1_PKTS"
+	for size in 2048 4096 8192 16384 32768 65536; do
+		rc_measure $size "send-$size" $port
+		port=$((port + 1))
+	done
+}
+
+# c) The reference: TCP over a veth pair like the one rxe runs on.
+bench_veth() {
+	say "== c) TCP over a bare veth pair (MTU 9000)"
+	ip netns add nsv0
+	ip netns add nsv1
+	ip link add vr0 netns nsv0 mtu 9000 type veth peer name vr1 netns nsv1 mtu 9000
+	ip -n nsv0 addr add 192.0.2.101/24 dev vr0
+	ip -n nsv1 addr add 192.0.2.102/24 dev vr1
+	ip -n nsv0 link set vr0 up
+	ip -n nsv1 link set vr1 up
+	ip -n nsv0 link set lo up
+	ip -n nsv1 link set lo up
+	wait_for 30 "veth reference up" ip netns exec nsv0 ping -c 1 -W 1 192.0.2.102
+	for p in 1 4; do
+		run_iperf tcp "veth-P$p" nsv1 nsv0 192.0.2.102 $p
+	done
+	ip netns del nsv0
+	ip netns del nsv1
+}
+
+# b) ipoib_cm: datagram mode, then connected mode with the SRQ.
+bench_ipoib() {
+	say "== b) iperf3 over ipoib_cm: datagram, connected (SRQ)"
+	load_module
+	hosts_up
+	in0 ping -c 2 -W 10 192.0.2.2 > /dev/null || fail "ping in datagram mode"
+	rec meta datagram mtu "$(link_mtu ns0 "$IB0")" B
+	for p in 1 4; do
+		run_iperf tcp "datagram-P$p" ns1 ns0 192.0.2.2 $p
+	done
+	profile datagram
+	set_mode ns0 "$IB0" connected
+	set_mode ns1 "$IB1" connected
+	in0 ip neigh flush dev "$IB0"
+	in1 ip neigh flush dev "$IB1"
+	in0 ping -c 2 -W 10 192.0.2.2 > /dev/null || fail "ping in connected mode"
+	rec meta connected mtu "$(link_mtu ns0 "$IB0")" B
+	grep -q '^# connected mode, SRQ' "$(cm_debugfs rxe0)/connections" ||
+		fail "not connected mode with an SRQ: $(head -n 1 "$(cm_debugfs rxe0)/connections")"
+	connected_runs conn-srq
+	# The machine is shared: raw RC at 64 KiB again, right after, on the
+	# same devices (ipoib_cm loaded, its interfaces idle).
+	! part a || rc_measure 65536 send-65536-again 18600
+
+	profile connected
+	unload_module
+	hosts_down
+
+	# b) Connected mode without the SRQ.
+	say "== b) iperf3 over ipoib_cm: connected (no SRQ)"
+	load_module default_mode=connected cm_srq=0
+	hosts_up
+	in0 ping -c 2 -W 10 192.0.2.2 > /dev/null || fail "ping in connected mode, no SRQ"
+	grep -q '^# connected mode, per-QP' "$(cm_debugfs rxe0)/connections" ||
+		fail "not connected mode without SRQ: $(head -n 1 "$(cm_debugfs rxe0)/connections")"
+	connected_runs conn-nosrq
+	unload_module
+	hosts_down
+}
+
+# d) and e): host 0 and PEERS peers, every one on its own rxe device on a
+# bridge.  Each peer has a blackhole route back to host 0 so that nothing
+# it sends (ICMP errors) opens connections of its own: what is measured
+# is host 0's connections only.
+bench_peers() {
+	fabric_bridge $((PEERS + 1))
+	for backend in srq nosrq; do
+		say "== d, e) connection setup and memory: $backend, $PEERS peers"
+		if [ $backend = srq ]; then
+			load_module
+		else
+			load_module cm_srq=0
+		fi
+		for ((i = 0; i <= PEERS; i++)); do host_up $i; done
+		for ((i = 0; i <= PEERS; i++)); do host_wait $i; done
+		sleep 2
+		read -r slab0 used0 vm0 _ _ <<< "$(mem_snap)"
+		for ((i = 0; i <= PEERS; i++)); do
+			ifname=IB$i
+			set_mode ns$i "${!ifname}" connected
+		done
+		sleep 2
+		read -r slab1 used1 vm1 _ _ <<< "$(mem_snap)"
+		rec mem "$backend-mode" used_per_interface \
+			$(((used1 - used0) / (PEERS + 1))) kB
+		rec mem "$backend-mode" slab_per_interface \
+			$(((slab1 - slab0) / (PEERS + 1))) kB
+
+		a0=$(hwaddr_of 0)
+		dests=()
+		for ((i = 1; i <= PEERS; i++)); do
+			ifname=IB$i
+			in0 ip neigh replace 192.0.2.$((i + 1)) lladdr "$(hwaddr_of $i)" \
+				dev "$IB0" nud permanent
+			ip -n ns$i neigh replace 192.0.2.1 lladdr "$a0" dev "${!ifname}" \
+				nud permanent
+			ip -n ns$i route add blackhole 192.0.2.1/32
+			dests+=("192.0.2.$((i + 1)):rxe$i")
+		done
+
+		# One peer at a time: setup latency and memory after each.
+		read -r slab0 used0 vm0 _ _ <<< "$(mem_snap)"
+		for ((i = 1; i <= PEERS; i++)); do
+			python3 "$HERE/connprobe.py" ns0 rxe0 "${dests[i - 1]}" \
+				> /tmp/probe.txt || { cat /tmp/probe.txt; cm_dump; fail "probe peer $i"; }
+			read -r _ rx live <<< "$(tail -n 1 /tmp/probe.txt)"
+			rec setup "$backend-serial-$i" first_packet_to_rc_rx "$rx" ms
+			rec setup "$backend-serial-$i" first_packet_to_live "$live" ms
+			sleep 1
+			read -r slab used vm bufs conns <<< "$(mem_snap)"
+			rec mem "$backend-conns-$i" connection_ends "$conns" ends
+			rec mem "$backend-conns-$i" used_delta $((used - used0)) kB
+			rec mem "$backend-conns-$i" slab_delta $((slab - slab0)) kB
+			rec mem "$backend-conns-$i" vmalloc_delta $((vm - vm0)) kB
+			rec mem "$backend-conns-$i" rx_buf_bytes "$bufs" B
+		done
+		cat "$(cm_debugfs rxe0)/connections" "$(cm_debugfs rxe1)/connections"
+		if [ $backend = nosrq ]; then
+			rec mem nosrq-opened-idle rx_buf_bytes "$(cm_conns rxe0 |
+				awk '$3 == "active" { for (i = 1; i < NF; i++) if ($i == "rx_buf_bytes") print $(i + 1); exit }')" B
+			rec mem nosrq-accepted rx_buf_bytes "$(cm_conns rxe1 |
+				awk '$3 == "passive" { for (i = 1; i < NF; i++) if ($i == "rx_buf_bytes") print $(i + 1); exit }')" B
+		fi
+
+		# Every connection closed (host 0 leaves connected mode and comes
+		# back), then all peers at once.
+		set_mode ns0 "$IB0" datagram
+		set_mode ns0 "$IB0" connected
+		wait_for 60 "all connections closed" sh -c \
+			"! cat /sys/kernel/debug/ipoib_cm/*/connections | grep -qv '^#'"
+		python3 "$HERE/connprobe.py" ns0 rxe0 "${dests[@]}" > /tmp/probe.txt ||
+			{ cat /tmp/probe.txt; cm_dump; fail "probe all peers"; }
+		cat /tmp/probe.txt
+		read -r _ rx live <<< "$(tail -n 1 /tmp/probe.txt)"
+		rec setup "$backend-burst-$PEERS" first_packet_to_rc_rx "$rx" ms
+		rec setup "$backend-burst-$PEERS" first_packet_to_live "$live" ms
+		rec setup "$backend-burst-$PEERS" conns_per_s \
+			"$(python3 -c "print(f'{$PEERS * 1000 / $rx:.1f}')")" conn/s
+		unload_module
+		hosts_down
+	done
+}
+
+fabric_single
+! part a || bench_rc
+! part c || bench_veth
+! part b || bench_ipoib
+rdma link del rxe0
+rdma link del rxe1
+ip link del veth0
+! part d || bench_peers
+say "bench: done"
