@@ -135,13 +135,32 @@ if [ $# = 0 ] || [[ " $* " = *" kunit "* ]]; then
 	done
 fi
 
+# Single-VM scenarios, VM_JOBS at a time: each guest has one CPU, which
+# QEMU's TCG runs on one host thread, so a 2-core host runs two side by
+# side.  Results are reported in the scenarios' order.
+VM_JOBS=${IPOIB_CM_VM_JOBS:-$(nproc)}
+names=()
 for t in scripts/vm/tests/*.sh; do
 	name=$(basename "$t" .sh)
 	[ "$name" = kunit ] && continue
 	if [ $# -gt 0 ] && [[ " $* " != *" $name "* ]]; then
 		continue
 	fi
-	run_test "vm/$name" vm "$LOGDIR/vm-$name" "$t"
+	while [ "$(jobs -rp | wc -l)" -ge "$VM_JOBS" ]; do
+		wait -n
+	done
+	(
+		t0=$SECONDS
+		vm "$LOGDIR/vm-$name" "$t" > "$LOGDIR/vm_$name.log" 2>&1
+		echo "$? $((SECONDS - t0))" > "$LOGDIR/vm_$name.rc"
+	) &
+	names+=("$name")
+done
+wait
+for name in "${names[@]}"; do
+	read -r rc secs < "$LOGDIR/vm_$name.rc" || { rc=1; secs=0; }
+	echo "vm/$name: $secs s" >> "$LOGDIR/durations"
+	result "vm/$name" "$rc" "see $LOGDIR/vm_$name.log"
 done
 
 # Two-VM scenarios: the same script in both VMs (scripts/vm-pair.sh).
