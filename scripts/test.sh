@@ -112,7 +112,7 @@ vm() {
 	shift
 	bash scripts/vm-run.sh -k "$k612" -o "$out" \
 		-e IPOIB_CM_MODDIR="$BUILD/6.12" \
-		-e IPOIB_CM_TOOLDIR="$BUILD/tools" -- "$@"
+		-e IPOIB_CM_TOOLDIR="$BUILD/tools" -e IPOIB_CM_KDIR="$k612" -- "$@"
 }
 
 # KUnit: every case counts, as parsed by the kernel's own KTAP parser.

@@ -16,13 +16,15 @@
 #     RDMA device and the unloading of the module.
 . "$(dirname "$0")/../lib.sh"
 
-# The ib_ipoib.ko of the running kernel, from its build directory.
+# The ib_ipoib.ko of the running kernel, from its build directory: the
+# release string is not enough (the debug and bench builds share it), the
+# build's version string (its build time) is.
 ib_ipoib_ko() {
 	local d
 
 	for d in ${IPOIB_CM_KDIR:-} /var/cache/ipoib_cm/kernels/*/; do
-		[ -f "$d/include/config/kernel.release" ] || continue
-		[ "$(cat "$d/include/config/kernel.release")" = "$(uname -r)" ] || continue
+		[ -f "$d/include/generated/utsversion.h" ] || continue
+		grep -qF "\"$(uname -v)\"" "$d/include/generated/utsversion.h" || continue
 		if [ -f "$d/drivers/infiniband/ulp/ipoib/ib_ipoib.ko" ]; then
 			echo "$d/drivers/infiniband/ulp/ipoib/ib_ipoib.ko"
 			return 0
