@@ -107,4 +107,4 @@ grep -qE "(per-QP|SRQ) receives" "$(cm_debugfs rxe0)/connections"
 # Stay up until the peer is done.
 sleep 15
 unload_module
-say "pair-srq-nosrq (role $ROLE): ok"
+say "pair-mixed (role $ROLE): ok"
