@@ -11,7 +11,8 @@
 # scripts/vm/bench/run.sh, and writes out/bench/bench.{md,csv,png}
 # (scripts/bench-report.py).  Environment: BENCH_SECS (seconds per
 # bandwidth run, default 10), BENCH_PEERS (peers for the connection setup
-# and memory measurements, default 16), BENCH_PARTS (default "a b c d",
+# and memory measurements, default 16), BENCH_KILO (connections on one
+# interface for part k, default 1000), BENCH_PARTS (default "a b c d k",
 # see scripts/vm/bench/run.sh).  A benchmark, not a test: nothing
 # checks its numbers.
 
@@ -32,11 +33,13 @@ rm -rf "$OUT"
 mkdir -p "$OUT/vm"
 log "running the benchmark in the VM (about 20 minutes under TCG)"
 start=$SECONDS
-# A no-SRQ receive ring is 16 MiB per accepted connection: room for them.
-bash scripts/vm-run.sh -k "$kdir" -o "$OUT/vm" -m 3G -t 3600 \
+# A no-SRQ receive ring is 16 MiB per accepted connection, and part k's
+# thousand peer interfaces hold 1 MiB of receive buffers each: room.
+bash scripts/vm-run.sh -k "$kdir" -o "$OUT/vm" -m 4G -t 3600 \
 	-e IPOIB_CM_MODDIR="$TOPDIR/build/6.12-bench" \
 	-e BENCH_SECS="$secs" -e BENCH_PEERS="$peers" \
-	-e BENCH_PARTS="${BENCH_PARTS:-a b c d}" \
+	-e BENCH_KILO="${BENCH_KILO:-1000}" \
+	-e BENCH_PARTS="${BENCH_PARTS:-a b c d k}" \
 	-- scripts/vm/bench/run.sh ||
 	die "the benchmark failed in the VM; see $OUT/vm/console.log"
 log "VM done in $((SECONDS - start)) s"

@@ -12,7 +12,8 @@
 #   d) connection setup: first packet to a new peer until it arrived over
 #      RC, one peer at a time and all peers at once;
 #   e) memory per connection, SRQ and no-SRQ, 1 .. BENCH_PEERS peers;
-#   f) guest CPU time per byte moved, for a) to c).
+#   f) guest CPU time per byte moved, for a) to c);
+#   k) BENCH_KILO (default 1000) connections opened by one interface.
 #
 # BENCH_SECS (default 10) is the length of each bandwidth run, BENCH_PEERS
 # (default 16) the number of peers for d) and e).
@@ -20,13 +21,14 @@
 
 SECS=${BENCH_SECS:-10}
 PEERS=${BENCH_PEERS:-16}
+KILO=${BENCH_KILO:-1000}
 HERE=$(cd "$(dirname "$0")" && pwd)
 RAW=$VMOUT/raw.csv
 echo "group,case,metric,value,unit" > "$RAW"
 
-# BENCH_PARTS (default "a b c d") picks the parts to run; d covers e.
+# BENCH_PARTS (default "a b c d k") picks the parts to run; d covers e.
 part() {
-	[[ " ${BENCH_PARTS:-a b c d} " == *" $1 "* ]]
+	[[ " ${BENCH_PARTS:-a b c d k} " == *" $1 "* ]]
 }
 
 rec() {
@@ -351,6 +353,118 @@ bench_peers() {
 		unload_module
 		hosts_down
 	done
+	fabric_bridge_del
+}
+
+# k) KILO connections on one interface: host 0 (rxe0, in ns0) sends one
+# UDP datagram to each of KILO peers, then another over the connections
+# that opened (kiloprobe.py).  The peers are interfaces on further rxe
+# devices of the bridge, each device's own and up to 55 children of it:
+# rxe lets at most 56 QPs attach to one multicast group, and every
+# interface joins the broadcast group.  Small rings (16 receives per
+# interface) keep the peers' memory in bounds; idle connections stay.
+bench_kilo() {
+	local per=56 devs i j n=0 ifname slab0 used0 slab1 used1 t0
+	local -A pdir=() prdev=()
+
+	devs=$(((KILO + per - 1) / per))
+	say "== k) $KILO connections on one interface: peers on $devs rxe devices"
+	fabric_bridge $((devs + 1))
+	load_module default_mode=connected recv_queue_size=16 \
+		send_queue_size=16 cm_idle_timeout=0
+	host_up 0
+	host_wait 0
+	# The peers stay in init_net, quiet: no IPv6 of their own (no
+	# neighbour discovery or MLD from a thousand interfaces).
+	sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+	t0=$SECONDS
+	: > /tmp/kilo-links
+	: > /tmp/kilo-children
+	for ((i = 1; i <= devs; i++)); do
+		ifname=$(ipoib_if_of rxe$i) || fail "no interface on rxe$i"
+		sysctl -qw net.ipv6.conf."$ifname".disable_ipv6=1
+		echo "link set $ifname up" >> /tmp/kilo-links
+		pdir[$ifname]=rxe$i-1
+		n=$((n + 1))
+		for ((j = 1; j < per && n < KILO; j++)); do
+			echo "link add link $ifname name k${i}_$j type ipoib mode connected" \
+				>> /tmp/kilo-children
+			echo "link set k${i}_$j up" >> /tmp/kilo-links
+			prdev[k${i}_$j]=rxe$i
+			n=$((n + 1))
+		done
+	done
+	ip -batch /tmp/kilo-children || fail "creating the children"
+	ip -batch /tmp/kilo-links || fail "setting the peers up"
+	rec kilo "srq-$KILO" peers_created_s $((SECONDS - t0)) s
+	wait_for 600 "carrier on every peer" sh -c \
+		"! ip -o link show | grep -E ' (ib[0-9]+|k[0-9]+_[0-9]+)[:@]' | grep -v LOWER_UP | grep -q ."
+	rec kilo "srq-$KILO" peers_up_s $((SECONDS - t0)) s
+
+	# Host 0 reaches peer N at 2001:db8:1::N, its link address static.
+	in0 ip -6 route add 2001:db8:1::/64 dev "$IB0"
+	: > /tmp/kilo-neigh
+	: > /tmp/kilo-dests
+	i=0
+	while read -r ifname addr; do
+		[ "$ifname" = "$IB0" ] && continue
+		i=$((i + 1))
+		printf 'neigh replace 2001:db8:1::%x lladdr %s dev %s nud permanent\n' \
+			$i "$addr" "$IB0" >> /tmp/kilo-neigh
+		if [ -n "${pdir[$ifname]:-}" ]; then
+			printf '2001:db8:1::%x %s\n' $i "${pdir[$ifname]}"
+		else
+			printf '2001:db8:1::%x %s\n' $i \
+				"$(child_dir "${prdev[$ifname]}" "$addr")"
+		fi >> /tmp/kilo-dests
+	done < <(ip -j link show | python3 -c '
+import json, sys
+for l in json.load(sys.stdin):
+    if l.get("link_type") == "infiniband":
+        print(l["ifname"], l["address"])')
+	[ "$i" = "$KILO" ] || fail "$i peers, not $KILO"
+	ip -n ns0 -batch /tmp/kilo-neigh || fail "host 0's neighbours"
+
+	sleep 2
+	read -r slab0 used0 _ _ _ <<< "$(mem_snap)"
+	python3 "$HERE/kiloprobe.py" ns0 rxe0-1 /tmp/kilo-dests > /tmp/kilo.txt ||
+		{ cat /tmp/kilo.txt; grep -vc '^#' "$(cm_debugfs rxe0)/connections";
+		  cm_dump | head -50; fail "$KILO connections"; }
+	cat /tmp/kilo.txt
+	read -r slab1 used1 _ _ _ <<< "$(mem_snap)"
+	while read -r k v; do
+		rec kilo "srq-$KILO" "$k" "$v" "$([ "$k" = live_ms ] && echo ms || echo n)"
+	done < /tmp/kilo.txt
+	rec kilo "srq-$KILO" conns_per_s "$(awk '$1 == "live" { n = $2 }
+		$1 == "live_ms" { printf "%.1f", n * 1000 / $2 }' /tmp/kilo.txt)" conn/s
+	rec kilo "srq-$KILO" used_per_conn $(((used1 - used0) / KILO)) kB
+	rec kilo "srq-$KILO" slab_per_conn $(((slab1 - slab0) / KILO)) kB
+	t0=$SECONDS
+	unload_module
+	rec kilo "srq-$KILO" unload_s $((SECONDS - t0)) s
+	hosts_down
+	fabric_bridge_del
+}
+
+# The debugfs directory of a child on RDMADEV with link address ADDR:
+# <ibdev>-1.<P_Key>.<UD QPN>.
+child_dir() {
+	local qpn=${2:3:8}
+
+	echo "$1-1.ffff.${qpn//:/}"
+}
+
+# Undo fabric_bridge (after the module is gone).
+fabric_bridge_del() {
+	local d
+
+	for d in $(rdma link show | sed -n 's/^link \(rxe[0-9]*\)\/.*/\1/p'); do
+		rdma link del "$d"
+	done
+	for d in $(ip -o link show type veth | sed -n 's/^[0-9]*: \(rv[0-9]*\)@.*/\1/p'); do
+		ip link del "$d"
+	done
+	ip link del br0
 }
 
 fabric_single
@@ -361,4 +475,5 @@ rdma link del rxe0
 rdma link del rxe1
 ip link del veth0
 ! part d || bench_peers
+! part k || bench_kilo
 say "bench: done"

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Many connections from one interface (runs inside the bench VM).
+
+    kiloprobe.py NETNS SRC_DEBUGFS DESTS_FILE
+
+DESTS_FILE has one "IPV6_ADDRESS DEBUGFS_DIR" line per peer: the address
+host 0 reaches the peer at, and the peer interface's debugfs directory
+under /sys/kernel/debug/ipoib_cm.  SRC_DEBUGFS is host 0's.
+
+Round 1 sends one UDP datagram from NETNS to every peer at once (time 0):
+each one opens a connection.  It waits until host 0 shows one live
+connection it opened per peer, then reads how many peers received their
+datagram over RC.  Round 2 sends one more datagram to every peer over the
+connections now open.  Prints "key value" lines:
+
+    peers N
+    live_ms T            all of host 0's connections live
+    live N               host 0's live connections it opened
+    rc_round1 N          peers that received round 1 over RC
+    rc_round2 N          peers that received round 2 over RC
+    live_after N         host 0's live connections after round 2
+
+Exits non-zero if the connections are not all live within the timeout.
+"""
+
+import ctypes
+import os
+import socket
+import sys
+import time
+
+CLONE_NEWNET = 0x40000000
+DEBUGFS = "/sys/kernel/debug/ipoib_cm"
+TIMEOUT = 600
+
+
+def rc_rx(d):
+    with open(f"{DEBUGFS}/{d}/stats") as f:
+        for line in f:
+            k, v = line.split()
+            if k == "rc_rx_packets":
+                return int(v)
+    raise KeyError(d)
+
+
+def active_live(d):
+    n = 0
+    with open(f"{DEBUGFS}/{d}/connections") as f:
+        for line in f:
+            fields = line.split()
+            if line.startswith("#") or len(fields) < 4:
+                continue
+            if fields[2] == "active" and fields[3] == "live":
+                n += 1
+    return n
+
+
+def send_all(sock, dests):
+    for ip, _ in dests:
+        for _ in range(100):
+            try:
+                sock.sendto(b"ipoib_cm connection probe", (ip, 9))
+                break
+            except BlockingIOError:
+                time.sleep(0.01)
+
+
+def main():
+    netns, src, path = sys.argv[1], sys.argv[2], sys.argv[3]
+    with open(path) as f:
+        dests = [tuple(line.split()) for line in f if line.strip()]
+    base = {d: rc_rx(d) for _, d in dests}
+    live0 = active_live(src)
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = os.open(f"/run/netns/{netns}", os.O_RDONLY)
+    if libc.setns(fd, CLONE_NEWNET) != 0:
+        sys.exit(f"setns: {os.strerror(ctypes.get_errno())}")
+    os.close(fd)
+    sock = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    sock.setblocking(False)
+
+    print("peers", len(dests), flush=True)
+    t0 = time.monotonic()
+    send_all(sock, dests)
+    live, live_t = 0, None
+    while time.monotonic() - t0 < TIMEOUT:
+        live = active_live(src) - live0
+        if live >= len(dests):
+            live_t = time.monotonic() - t0
+            break
+        time.sleep(0.5)
+    print("live", live)
+    if live_t is None:
+        sys.exit(f"only {live} of {len(dests)} connections live after {TIMEOUT} s")
+    print("live_ms", f"{live_t * 1000:.0f}")
+    # Held packets go out once a connection is live: a moment for the last.
+    time.sleep(2)
+    got1 = {d: rc_rx(d) for _, d in dests}
+    print("rc_round1", sum(got1[d] > base[d] for _, d in dests), flush=True)
+
+    send_all(sock, dests)
+    time.sleep(5)
+    print("rc_round2", sum(rc_rx(d) > got1[d] for _, d in dests))
+    print("live_after", active_live(src) - live0)
+
+
+if __name__ == "__main__":
+    main()
