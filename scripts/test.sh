@@ -9,6 +9,10 @@
 #   - boots the debug kernel under QEMU and runs the KUnit suites and every
 #     VM scenario in scripts/vm/tests/, each in a fresh VM whose kernel log
 #     must stay clean.
+# The static checks, the KUnit VM and the scenarios share VM_JOBS slots
+# (default: one per host core), longest first by the previous run's times
+# ($CACHE/test-durations); the two-VM scenarios come last.  Results are
+# printed in a fixed order, a failure with the end of its log.
 # Ends with the line "N passed, N failed"; exits non-zero if any failed.
 #
 #   scripts/test.sh [scenario...]     (default: all scenarios)
@@ -25,14 +29,40 @@ passed=0
 failed=0
 start=$SECONDS
 
-result() {
-	if [ "$2" = 0 ]; then
-		echo "ok   $1"
-		passed=$((passed + 1))
-	else
-		echo "FAIL $1${3:+ ($3)}"
+# Results are recorded in files (jobs run in the background) and printed
+# by report: "NAME<TAB>STATUS<TAB>LOG[<TAB>LOG...]".
+RESULTS=$LOGDIR/results-prelude
+
+record() {
+	local IFS=$'\t'
+
+	echo "$*" >> "$RESULTS"
+}
+
+# show_tail FILE: the end of a log, control characters removed, indented.
+show_tail() {
+	[ -s "$1" ] || return 0
+	echo "     -- $1:"
+	tail -n "${2:-20}" "$1" | tr -d '\r' |
+		sed 's/\x1b\[[0-9;?]*[A-Za-z]//g; s/[[:cntrl:]]//g; s/^/     | /'
+}
+
+report() {
+	local name rc logs
+
+	[ -f "$1" ] || return 0
+	while IFS=$'\t' read -r name rc logs; do
+		if [ "$rc" = 0 ]; then
+			echo "ok   $name"
+			passed=$((passed + 1))
+			continue
+		fi
+		echo "FAIL $name (see ${logs%%$'\t'*})"
 		failed=$((failed + 1))
-	fi
+		for f in $logs; do
+			show_tail "$f"
+		done
+	done < "$1"
 }
 
 # run_test NAME COMMAND...: one test, its output in $LOGDIR/NAME.log.
@@ -43,10 +73,11 @@ run_test() {
 	"$@" > "$log" 2>&1
 	rc=$?
 	echo "$name: $((SECONDS - t0)) s" >> "$LOGDIR/durations"
-	result "$name" $rc "see $log"
+	record "$name" $rc "$log"
 }
 
 finish() {
+	report "$RESULTS"
 	sort -t: -k2 -rn "$LOGDIR/durations" 2>/dev/null | head -n 8 |
 		sed 's/^/     slowest: /'
 	echo "test time: $((SECONDS - start)) s"
@@ -56,7 +87,7 @@ finish() {
 }
 
 if ! bash scripts/install-deps.sh > "$LOGDIR/install-deps.log" 2>&1; then
-	result install-deps 1 "see $LOGDIR/install-deps.log"
+	record install-deps 1 "$LOGDIR/install-deps.log"
 	finish
 fi
 
@@ -64,48 +95,60 @@ fi
 # prepared for module builds; 6.1 is Debian 12's own headers package.
 log "preparing kernels (cached in $CACHE)"
 k612=$(bash scripts/build-kernel.sh 6.12 debug 2> "$LOGDIR/kernel-6.12.log")
-result kernel/6.12-debug $? "see $LOGDIR/kernel-6.12.log"
+record kernel/6.12-debug $? "$LOGDIR/kernel-6.12.log"
 k72=$(bash scripts/build-kernel.sh --prepare 7.2 debug 2> "$LOGDIR/kernel-7.2.log")
-result kernel/7.2-prepare $? "see $LOGDIR/kernel-7.2.log"
+record kernel/7.2-prepare $? "$LOGDIR/kernel-7.2.log"
 k61=$(ls -d /usr/src/linux-headers-6.1.*-amd64 2>/dev/null | sort -V | tail -n1)
 [ -n "$k61" ]
-result kernel/6.1-headers $? "linux-headers-amd64 not installed"
+record kernel/6.1-headers $? "$LOGDIR/install-deps.log"
 
+# What the VMs need first: the module for the VM's kernel, and the verbs
+# program the malformed-frames scenario sends with.
 BUILD=$TOPDIR/build
-for v in 6.1:$k61 6.12:$k612 7.2:$k72; do
-	ver=${v%%:*}
-	kdir=${v#*:}
-	if [ -z "$kdir" ]; then
-		result "build/$ver" 1 "no kernel tree"
-		continue
-	fi
-	run_test "build/$ver" bash scripts/build-module.sh "$kdir" "$BUILD/$ver"
-done
-# dkms add + dkms build, as an administrator would, in a private DKMS tree.
-run_test dkms/6.1 bash scripts/dkms-build.sh "$k61"
-
-# The verbs program the malformed-frames scenario sends with.
+if [ -n "$k612" ]; then
+	run_test build/6.12 bash scripts/build-module.sh "$k612" "$BUILD/6.12"
+else
+	record build/6.12 1 "$LOGDIR/kernel-6.12.log"
+fi
 mkdir -p "$BUILD/tools"
 run_test build/ud_inject gcc -O2 -Wall -Wextra -Werror \
 	-o "$BUILD/tools/ud_inject" scripts/tools/ud_inject.c -libverbs
 
-# Style and static checks.
-src612=$(bash scripts/debian-source.sh 6.12 2>/dev/null)
-for f in $(git ls-files '*.c' '*.h' 2>/dev/null || ls ./*.[ch] kunit/*.[ch]); do
-	run_test "checkpatch/$f" perl "$src612/scripts/checkpatch.pl" \
-		--strict --no-tree --quiet --show-types -f "$f"
-done
-# The admin guide covers every parameter, file, counter and tracepoint.
-run_test docs bash scripts/check-docs.sh
-if [ -n "$k612" ]; then
-	run_test sparse/6.12 bash scripts/build-module.sh "$k612" \
-		"$BUILD/sparse-6.12" C=2
-fi
+# The other builds and the style and static checks, as one job.
+static_checks() {
+	local v ver kdir src612 f
 
-if [ -z "$k612" ] || [ ! -f "$BUILD/6.12/ipoib_cm.ko" ]; then
-	result vm 1 "no 6.12 kernel or module to test"
-	finish
-fi
+	for v in 6.1:$k61 7.2:$k72; do
+		ver=${v%%:*}
+		kdir=${v#*:}
+		if [ -z "$kdir" ]; then
+			record "build/$ver" 1 "$LOGDIR/kernel-$ver.log"
+			continue
+		fi
+		run_test "build/$ver" bash scripts/build-module.sh "$kdir" \
+			"$BUILD/$ver"
+	done
+	# dkms add + dkms build, as an administrator would, in a private
+	# DKMS tree.
+	run_test dkms/6.1 bash scripts/dkms-build.sh "$k61"
+
+	src612=$(bash scripts/debian-source.sh 6.12 2>/dev/null)
+	for f in $(git ls-files '*.c' '*.h' 2>/dev/null ||
+		   ls ./*.[ch] kunit/*.[ch]); do
+		run_test "checkpatch/$f" perl "$src612/scripts/checkpatch.pl" \
+			--strict --no-tree --quiet --show-types -f "$f"
+	done
+	# The admin guide covers every parameter, file, counter and
+	# tracepoint.
+	run_test docs bash scripts/check-docs.sh
+	# sparse over every source, on the objects build/6.12 left.
+	if [ -f "$BUILD/6.12/ipoib_cm.ko" ]; then
+		run_test sparse/6.12 bash scripts/build-module.sh --in-place \
+			"$k612" "$BUILD/6.12" C=2
+	else
+		record sparse/6.12 1 "$LOGDIR/build_6.12.log"
+	fi
+}
 
 vm() {
 	local out=$1
@@ -115,11 +158,76 @@ vm() {
 		-e IPOIB_CM_TOOLDIR="$BUILD/tools" -e IPOIB_CM_KDIR="$k612" -- "$@"
 }
 
+# vm_test NAME: scenarios/vm/tests/NAME.sh in a fresh VM.
+vm_test() {
+	local name=$1 t0=$SECONDS rc out=$LOGDIR/vm-$1
+
+	vm "$out" "scripts/vm/tests/$name.sh" > "$LOGDIR/vm_$name.log" 2>&1
+	rc=$?
+	echo "vm/$name: $((SECONDS - t0)) s" >> "$LOGDIR/durations"
+	record "vm/$name" $rc "$LOGDIR/vm_$name.log" \
+		"$out/console.log"
+}
+
+wanted() {
+	[ $# = 1 ] || [[ " ${*:2} " = *" $1 "* ]]
+}
+
+# The jobs of the pool: the static checks, KUnit, every single-VM
+# scenario the command line asks for.
+pool=(static)
+if [ -n "$k612" ] && [ -f "$BUILD/6.12/ipoib_cm.ko" ]; then
+	wanted kunit "$@" && pool+=(kunit)
+	for t in scripts/vm/tests/*.sh; do
+		name=$(basename "$t" .sh)
+		[ "$name" = kunit ] && continue
+		wanted "$name" "$@" && pool+=("$name")
+	done
+else
+	record vm 1 "$LOGDIR/build_6.12.log"
+fi
+
+report "$RESULTS"
+RESULTS=$LOGDIR/results-end
+
+# Longest first: the previous run's time of each job (unknown: 100 s).
+declare -A est=()
+if [ -f "$CACHE/test-durations" ]; then
+	while read -r job secs; do
+		est[$job]=$secs
+	done < "$CACHE/test-durations"
+fi
+order=$(for job in "${pool[@]}"; do
+		echo "${est[$job]:-100} $job"
+	done | sort -rn | awk '{print $2}')
+
+# Each guest has one CPU, which QEMU's TCG runs on one host thread: a
+# 2-core host runs two jobs side by side.
+VM_JOBS=${IPOIB_CM_VM_JOBS:-$(nproc)}
+for job in $order; do
+	while [ "$(jobs -rp | wc -l)" -ge "$VM_JOBS" ]; do
+		wait -n
+	done
+	(
+		t0=$SECONDS
+		RESULTS=$LOGDIR/results-$job
+		case $job in
+		static) static_checks ;;
+		kunit) vm_test kunit ;;
+		*) vm_test "$job" ;;
+		esac
+		echo "$job $((SECONDS - t0))" > "$LOGDIR/job-$job.time"
+	) &
+done
+wait
+
+report "$LOGDIR/results-static"
+
 # KUnit: every case counts, as parsed by the kernel's own KTAP parser.
-if [ $# = 0 ] || [[ " $* " = *" kunit "* ]]; then
-	kout=$LOGDIR/vm-kunit
-	run_test vm/kunit vm "$kout" scripts/vm/tests/kunit.sh
-	for ktap in "$kout"/kunit/*.ktap; do
+if [ -f "$LOGDIR/results-kunit" ]; then
+	report "$LOGDIR/results-kunit"
+	src612=$(bash scripts/debian-source.sh 6.12 2>/dev/null)
+	for ktap in "$LOGDIR"/vm-kunit/kunit/*.ktap; do
 		[ -f "$ktap" ] || continue
 		suite=$(basename "$ktap" .ktap)
 		python3 "$src612/tools/testing/kunit/kunit.py" parse "$ktap" \
@@ -132,45 +240,40 @@ if [ $# = 0 ] || [[ " $* " = *" kunit "* ]]; then
 		echo "     kunit $suite: $summary"
 		passed=$((passed + p))
 		failed=$((failed + n - p))
+		[ "$p" = "$n" ] || show_tail "$LOGDIR/kunit-$suite.log" 40
 	done
 fi
+for job in "${pool[@]}"; do
+	[ "$job" = static ] || [ "$job" = kunit ] || report "$LOGDIR/results-$job"
+done
 
-# Single-VM scenarios, VM_JOBS at a time: each guest has one CPU, which
-# QEMU's TCG runs on one host thread, so a 2-core host runs two side by
-# side.  Results are reported in the scenarios' order.
-VM_JOBS=${IPOIB_CM_VM_JOBS:-$(nproc)}
-names=()
-for t in scripts/vm/tests/*.sh; do
-	name=$(basename "$t" .sh)
-	[ "$name" = kunit ] && continue
-	if [ $# -gt 0 ] && [[ " $* " != *" $name "* ]]; then
-		continue
-	fi
-	while [ "$(jobs -rp | wc -l)" -ge "$VM_JOBS" ]; do
-		wait -n
-	done
-	(
-		t0=$SECONDS
-		vm "$LOGDIR/vm-$name" "$t" > "$LOGDIR/vm_$name.log" 2>&1
-		echo "$? $((SECONDS - t0))" > "$LOGDIR/vm_$name.rc"
-	) &
-	names+=("$name")
+# What this run took, for the next run's order.
+mkdir -p "$CACHE"
+for f in "$LOGDIR"/job-*.time; do
+	[ -f "$f" ] || continue
+	read -r job secs < "$f"
+	est[$job]=$secs
 done
-wait
-for name in "${names[@]}"; do
-	read -r rc secs < "$LOGDIR/vm_$name.rc" || { rc=1; secs=0; }
-	echo "vm/$name: $secs s" >> "$LOGDIR/durations"
-	result "vm/$name" "$rc" "see $LOGDIR/vm_$name.log"
-done
+for job in "${!est[@]}"; do
+	echo "$job ${est[$job]}"
+done | sort > "$CACHE/test-durations.new" &&
+	mv "$CACHE/test-durations.new" "$CACHE/test-durations"
 
 # Two-VM scenarios: the same script in both VMs (scripts/vm-pair.sh).
-for t in scripts/vm/pair-tests/*.sh; do
-	name=$(basename "$t" .sh)
-	if [ $# -gt 0 ] && [[ " $* " != *" $name "* ]]; then
-		continue
-	fi
-	run_test "vm-pair/$name" bash scripts/vm-pair.sh -k "$k612" \
-		-o "$LOGDIR/vm-$name" -e IPOIB_CM_MODDIR="$BUILD/6.12" -- "$t"
-done
+if [ -n "$k612" ] && [ -f "$BUILD/6.12/ipoib_cm.ko" ]; then
+	for t in scripts/vm/pair-tests/*.sh; do
+		name=$(basename "$t" .sh)
+		wanted "$name" "$@" || continue
+		out=$LOGDIR/vm-$name
+		t0=$SECONDS
+		bash scripts/vm-pair.sh -k "$k612" -o "$out" \
+			-e IPOIB_CM_MODDIR="$BUILD/6.12" -- "$t" \
+			> "$LOGDIR/vm-pair_$name.log" 2>&1
+		rc=$?
+		echo "vm-pair/$name: $((SECONDS - t0)) s" >> "$LOGDIR/durations"
+		record "vm-pair/$name" $rc "$LOGDIR/vm-pair_$name.log" \
+			"$out"/vm?.log "$out"/vm?/console.log
+	done
+fi
 
 finish

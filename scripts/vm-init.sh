@@ -46,6 +46,7 @@ kmemleak=/sys/kernel/debug/kmemleak
 if [ -w $kmemleak ]; then
 	echo scan > $kmemleak
 	echo clear > $kmemleak
+	echo "vm-init: boot's kmemleak suspects cleared" > /dev/kmsg
 fi
 
 echo "vm-init: running job" > /dev/kmsg
@@ -54,12 +55,17 @@ rc=$?
 echo "vm-init: job finished with status $rc" > /dev/kmsg
 
 if [ -w $kmemleak ]; then
-	# kmemleak reports an object only once it is older than five seconds
-	# and a second scan found it unreferenced and unchanged.
-	sleep 6
+	# kmemleak reports an object once a scan finds it unreferenced and
+	# unchanged since the previous scan, and older than five seconds:
+	# scan now, and again when the job's last objects are old enough.
+	end=$(cut -d. -f1 /proc/uptime)
+	echo "vm-init: kmemleak scans" > /dev/kmsg
 	echo scan > $kmemleak
+	left=$((end + 7 - $(cut -d. -f1 /proc/uptime)))
+	[ $left -le 0 ] || sleep $left
 	echo scan > $kmemleak
 	cat $kmemleak > /tmp/vmout/kmemleak
+	echo "vm-init: kmemleak done" > /dev/kmsg
 fi
 dmesg > /tmp/vmout/dmesg
 echo $rc > /tmp/vmout/rc
