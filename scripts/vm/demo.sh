@@ -7,7 +7,7 @@
 # iperf3 for 10 s from ns0 to ns1; prints the receiver's Mbit/s.
 throughput() {
 	in1 iperf3 -s -1 > /dev/null 2>&1 &
-	sleep 1
+	wait_listening ns1 5201
 	in0 iperf3 -c 192.0.2.2 -t 10 -J > /tmp/demo-iperf.json
 	wait
 	python3 -c 'import json; e = json.load(open("/tmp/demo-iperf.json"))["end"]; print(f"{e[\"sum_received\"][\"bits_per_second\"] / 1e6:.1f}")'

@@ -207,6 +207,13 @@ link_mtu() {
 	ip -n "$1" -o link show "$2" | sed 's/.* mtu \([0-9]*\).*/\1/'
 }
 
+# Wait until a TCP server listens on PORT in namespace NS (a server
+# started in the background may take seconds to get there under TCG).
+wait_listening() {
+	wait_for 60 "a TCP listener on port $2 in $1" sh -c \
+		"ip netns exec $1 ss -Hltn 'sport = :$2' | grep -q ."
+}
+
 in0() { ip netns exec ns0 "$@"; }
 in1() { ip netns exec ns1 "$@"; }
 in2() { ip netns exec ns2 "$@"; }
@@ -233,7 +240,7 @@ iperf_check() {
 	# A stalled transfer must end the test, with the state to debug it.
 	in1 timeout $((secs * 4 + 180)) iperf3 -s -1 -J > /tmp/iperf-server.json 2>&1 &
 	local spid=$!
-	sleep 1
+	wait_listening ns1 5201
 	in0 timeout $((secs * 4 + 120)) iperf3 -c 192.0.2.2 -t "$secs" -J "$@" \
 		> /tmp/iperf-client.json ||
 		{ tail -n 20 /tmp/iperf-client.json; cm_dump; fail "iperf3 client failed"; }

@@ -61,7 +61,7 @@ run_iperf() {
 	ip netns exec "$sns" timeout $((SECS * 4 + 120)) iperf3 -s -1 -J \
 		> /tmp/iperf-s.json 2>&1 &
 	local spid=$!
-	sleep 1
+	wait_listening "$sns" 5201
 	c0=$(cpu_snap)
 	ip netns exec "$cns" timeout $((SECS * 4 + 60)) iperf3 -c "$dest" \
 		-t "$SECS" -P "$streams" -J > /tmp/iperf-c.json ||
@@ -126,7 +126,7 @@ profile() {
 	say "== profile: $name, 1 stream"
 	in1 iperf3 -s -1 > /dev/null 2>&1 &
 	spid=$!
-	sleep 1
+	wait_listening ns1 5201
 	in0 iperf3 -c 192.0.2.2 -t $((SECS + 4)) > /dev/null &
 	cpid=$!
 	sleep 2

@@ -31,7 +31,7 @@ within_10s() {
 traffic_start() {
 	in1 iperf3 -s > /dev/null 2>&1 &
 	SPID=$!
-	sleep 1
+	wait_listening ns1 5201
 	in0 iperf3 -c 192.0.2.2 -t 300 --bidir > /dev/null 2>&1 &
 	CPID=$!
 	# Until data flows over RC both ways.

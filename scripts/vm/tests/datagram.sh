@@ -74,7 +74,7 @@ in0 ping -c 1 -W 10 192.0.2.2 > /dev/null || fail "no ping after the port came b
 # Remove rxe1 under traffic: its interface goes, then comes back.
 in1 iperf3 -s -1 > /dev/null 2>&1 &
 spid=$!
-sleep 1
+wait_listening ns1 5201
 in0 iperf3 -c 192.0.2.2 -t 60 > /dev/null 2>&1 &
 cpid=$!
 sleep 5

@@ -67,7 +67,7 @@ cat "$(cm_debugfs rxe0)/connections" "$(cm_debugfs rxe1)/connections"
 before=$(conn_field rxe0 active rx_posted)
 in1 iperf3 -s -1 > /dev/null 2>&1 &
 spid=$!
-sleep 1
+wait_listening ns1 5201
 in0 iperf3 -c 192.0.2.2 -t 10 -R -J > /tmp/iperf-r.json || fail "iperf3 -R"
 wait $spid || true
 got=$(python3 -c 'import json; print(json.load(open("/tmp/iperf-r.json"))["end"]["sum_received"]["bytes"])')

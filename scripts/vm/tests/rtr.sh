@@ -53,7 +53,7 @@ c, _ = s.accept()
 c.sendall(c.recv(100))
 ' &
 spid=$!
-sleep 1
+wait_listening ns1 7007
 took=$(in0 python3 -c '
 import socket, time
 t = time.monotonic()

@@ -10,7 +10,7 @@ load_module
 hosts_up
 in1 iperf3 -s > /dev/null 2>&1 &
 spid=$!
-sleep 1
+wait_listening ns1 5201
 in0 iperf3 -c 192.0.2.2 -t 120 --bidir > /dev/null 2>&1 &
 cpid=$!
 sleep 8
