@@ -368,12 +368,17 @@ struct ipoib_cm_conn {
 	unsigned int max_send_sge;
 	struct sk_buff_head queue;	/* held before RTS, or ring full */
 
-	/* The receive side (no-SRQ backend), written by the CM NAPI. */
+	/*
+	 * The receive side (no-SRQ backend): the CM NAPI and the fill task
+	 * add buffers under rx_lock.
+	 */
+	spinlock_t rx_lock;
 	struct ipoib_cm_rx_buf *rx_ring;
 	unsigned int rx_max;		/* ring depth */
 	unsigned int rx_used;		/* buffers allocated so far */
 	unsigned int rx_posted;		/* on the QP now */
 	bool rx_counted;		/* counted against the no-SRQ cap */
+	struct work_struct fill_work;	/* the rest of the ring, after REP */
 
 	struct work_struct start_work;
 	struct delayed_work rtu_work;
@@ -401,6 +406,8 @@ struct ipoib_cm_rx_ops {
 			struct ib_qp_init_attr *attr);
 	/* The QP is in INIT: post what it needs before the peer sends. */
 	int (*qp_ready)(struct ipoib_cm_conn *conn);
+	/* Optional: our REP went out; post the rest (process context). */
+	void (*fill)(struct ipoib_cm_conn *conn);
 	/* Which connection a completion belongs to (NULL if gone). */
 	struct ipoib_cm_conn *(*conn_of)(struct ipoib_priv *priv,
 					 struct ipoib_cm_rx_buf *buf,
@@ -621,6 +628,7 @@ bool ipoib_cm_xmit(struct ipoib_priv *priv, struct sk_buff *skb,
 void ipoib_cm_start_work(struct work_struct *work);
 void ipoib_cm_rtu_work(struct work_struct *work);
 void ipoib_cm_cross_work(struct work_struct *work);
+void ipoib_cm_fill_work(struct work_struct *work);
 int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn,
 			 const struct ib_cm_event *event);
 void ipoib_cm_rej_handler(struct ipoib_cm_conn *conn,

@@ -3,11 +3,16 @@
  * Connected-mode receive backend without a shared receive queue: every RC
  * QP has its own receive ring.
  *
- * An accepted QP gets its whole ring at once: the peer opened it to send.
- * An opened QP gets one receive, because a peer may legally send back on
- * a connection it accepted (RFC 4755 3.2) and must not meet an empty
- * queue; each receive it consumes is replaced and two more are added,
- * until the ring is full.  A QP that never receives costs one buffer.
+ * An accepted QP gets its whole ring: the peer opened it to send.  The
+ * first IPOIB_CM_NOSRQ_FIRST buffers are posted before the REP, the rest
+ * by a task right after it (filling a ring of 64 KiB buffers takes long
+ * enough to hold up the peer's REQ, and every REQ behind it).  An opened
+ * QP gets one receive, because a peer may legally send back on a
+ * connection it accepted (RFC 4755 3.2) and must not meet an empty queue.
+ * On either, each receive consumed is replaced and two more are added
+ * until the ring is full; a QP that never receives costs one buffer.
+ * Buffers are added under conn->rx_lock: by the CM NAPI (growth) and by
+ * the fill task.
  *
  * conn->rx_posted counts the buffers handed to the QP whose completion has
  * not been fully handled; it is decremented only after a completed buffer
@@ -22,8 +27,10 @@
 #include "ipoib.h"
 #include "ipoib_compat.h"
 
-/* Receives added to an opened QP per receive it consumes. */
+/* Receives added to a QP short of its ring per receive it consumes. */
 #define IPOIB_CM_NOSRQ_GROW	2
+/* Receives on an accepted QP before the REP. */
+#define IPOIB_CM_NOSRQ_FIRST	16U
 
 static int ipoib_cm_nosrq_post(struct ipoib_cm_conn *conn,
 			       struct ipoib_cm_rx_buf *buf)
@@ -89,10 +96,14 @@ static void ipoib_cm_nosrq_qp_attr(struct ipoib_cm_conn *conn,
 	attr->cap.max_recv_sge = conn->priv->cm.rx_frags;
 }
 
-/* The QP is in INIT: one receive if we opened it, a full ring if not. */
+/*
+ * The QP is in INIT, and nothing else adds to its ring yet: one receive
+ * if we opened it, the first of the ring if we accept it.
+ */
 static int ipoib_cm_nosrq_qp_ready(struct ipoib_cm_conn *conn)
 {
-	unsigned int want = conn->active ? 1 : ipoib_recvq_size;
+	unsigned int want = conn->active ? 1 :
+			    min(ipoib_recvq_size, IPOIB_CM_NOSRQ_FIRST);
 	int ret;
 
 	conn->rx_max = ipoib_recvq_size;
@@ -108,6 +119,55 @@ static int ipoib_cm_nosrq_qp_ready(struct ipoib_cm_conn *conn)
 	return 0;
 }
 
+static bool ipoib_cm_nosrq_open(struct ipoib_cm_conn *conn)
+{
+	int state = READ_ONCE(conn->state);
+
+	return state != IPOIB_CM_CLOSING && state != IPOIB_CM_FAILED &&
+	       !READ_ONCE(conn->priv->cm.stopping);
+}
+
+/* Our REP is out: the rest of an accepted QP's ring, in process context. */
+static void ipoib_cm_nosrq_fill(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_priv *priv = conn->priv;
+	struct ipoib_cm_rx_buf fresh;
+	struct ipoib_cm_rx_buf *buf;
+	bool posted;
+
+	while (READ_ONCE(conn->rx_used) < conn->rx_max &&
+	       ipoib_cm_nosrq_open(conn)) {
+		memset(&fresh, 0, sizeof(fresh));
+		if (ipoib_cm_rx_buf_fill(priv, &fresh, GFP_KERNEL)) {
+			ipoib_cm_rx_buf_free(priv, &fresh);
+			return;		/* consumption grows it later */
+		}
+		posted = false;
+		spin_lock_bh(&conn->rx_lock);
+		if (conn->rx_used < conn->rx_max && ipoib_cm_nosrq_open(conn)) {
+			buf = &conn->rx_ring[conn->rx_used];
+			memcpy(buf->pages, fresh.pages, sizeof(buf->pages));
+			memcpy(buf->dma, fresh.dma, sizeof(buf->dma));
+			buf->conn = conn;
+			buf->cqe.done = ipoib_cm_recv_done;
+			if (!ipoib_cm_nosrq_post(conn, buf)) {
+				conn->rx_used++;
+				WRITE_ONCE(conn->rx_posted,
+					   conn->rx_posted + 1);
+				posted = true;
+			} else {
+				memset(buf->pages, 0, sizeof(buf->pages));
+			}
+		}
+		spin_unlock_bh(&conn->rx_lock);
+		if (!posted) {
+			ipoib_cm_rx_buf_free(priv, &fresh);
+			return;
+		}
+		cond_resched();
+	}
+}
+
 static struct ipoib_cm_conn *ipoib_cm_nosrq_conn_of(struct ipoib_priv *priv,
 						    struct ipoib_cm_rx_buf *buf,
 						    struct ib_wc *wc)
@@ -119,31 +179,34 @@ static void ipoib_cm_nosrq_repost(struct ipoib_priv *priv,
 				  struct ipoib_cm_conn *conn,
 				  struct ipoib_cm_rx_buf *buf, bool consumed)
 {
-	unsigned int i;
-	int state;
+	unsigned int i, grown = 0;
+	bool drained;
 
 	if (!conn) {
 		/* Orphaned by a teardown that timed out: just free it. */
 		ipoib_cm_rx_buf_free(priv, buf);
 		return;
 	}
-	state = READ_ONCE(conn->state);
-	if (consumed && state != IPOIB_CM_CLOSING &&
-	    state != IPOIB_CM_FAILED && !READ_ONCE(priv->cm.stopping)) {
-		if (ipoib_cm_nosrq_post(conn, buf) == 0) {
-			/* Used: grow the ring so the peer finds room. */
-			for (i = 0; i < IPOIB_CM_NOSRQ_GROW &&
-			     conn->rx_used < conn->rx_max; i++) {
-				if (ipoib_cm_nosrq_add(conn, GFP_ATOMIC))
-					break;
-				ipoib_cm_count(priv, IPOIB_CM_ST_RX_GROWN, 1);
-			}
-			return;
+	spin_lock_bh(&conn->rx_lock);
+	if (consumed && ipoib_cm_nosrq_open(conn) &&
+	    ipoib_cm_nosrq_post(conn, buf) == 0) {
+		/* Used: grow the ring so the peer finds room. */
+		for (i = 0; i < IPOIB_CM_NOSRQ_GROW &&
+		     conn->rx_used < conn->rx_max; i++) {
+			if (ipoib_cm_nosrq_add(conn, GFP_ATOMIC))
+				break;
+			grown++;
 		}
+		spin_unlock_bh(&conn->rx_lock);
+		if (grown)
+			ipoib_cm_count(priv, IPOIB_CM_ST_RX_GROWN, grown);
+		return;
 	}
 	/* Set aside (flushed, closing, or not postable): freed on release. */
 	WRITE_ONCE(conn->rx_posted, conn->rx_posted - 1);
-	if (!conn->rx_posted)
+	drained = !conn->rx_posted;
+	spin_unlock_bh(&conn->rx_lock);
+	if (drained)
 		wake_up(&priv->cm.drain_wait);
 }
 
@@ -197,6 +260,7 @@ const struct ipoib_cm_rx_ops ipoib_cm_nosrq_ops = {
 	.admit		= ipoib_cm_nosrq_admit,
 	.qp_attr	= ipoib_cm_nosrq_qp_attr,
 	.qp_ready	= ipoib_cm_nosrq_qp_ready,
+	.fill		= ipoib_cm_nosrq_fill,
 	.conn_of	= ipoib_cm_nosrq_conn_of,
 	.repost		= ipoib_cm_nosrq_repost,
 	.drained	= ipoib_cm_nosrq_drained,

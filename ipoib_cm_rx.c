@@ -204,6 +204,30 @@ static void ipoib_cm_rx_in_rtr(struct ipoib_priv *priv,
 	}
 }
 
+/*
+ * The receive backend posts the rest of an accepted QP's receives once
+ * the REP is out: the peer waits for the REP, not for them.  Teardown
+ * cancels the task after the state says closing, so it is queued only
+ * before that.
+ */
+static void ipoib_cm_fill_later(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_priv *priv = conn->priv;
+
+	spin_lock_bh(&priv->cm.lock);
+	if (conn->state == IPOIB_CM_REP_SENT || conn->state == IPOIB_CM_LIVE)
+		queue_work(priv->cm.wq, &conn->fill_work);
+	spin_unlock_bh(&priv->cm.lock);
+}
+
+void ipoib_cm_fill_work(struct work_struct *work)
+{
+	struct ipoib_cm_conn *conn = container_of(work, struct ipoib_cm_conn,
+						  fill_work);
+
+	conn->priv->cm.ops->fill(conn);
+}
+
 void ipoib_cm_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct ipoib_priv *priv = cq->cq_context;
@@ -466,6 +490,8 @@ int ipoib_cm_req_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 			    conn->gid.raw, conn->qpn, ret);
 		goto fail;
 	}
+	if (priv->cm.ops->fill)
+		ipoib_cm_fill_later(conn);
 
 	if (mine) {
 		/* We accepted theirs: our REQ will be refused. */
