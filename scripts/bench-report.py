@@ -238,11 +238,12 @@ def main():
     if kilo:
         md.append("## Many connections on one interface\n")
         md.append("Host 0 sends one UDP datagram to each peer at once (each opens a "
-                  "connection), then one more over the open connections. Peers are "
+                  "connection; every 10 s it sends again to the peers that have "
+                  "received nothing), then one more over the open connections. Peers are "
                   "interfaces and children on further rxe devices; 16 receive "
                   "buffers per interface.\n")
         md.append("| peers | live connections | all live after (s) | connections/s | "
-                  "round 1 over RC | round 2 over RC | live after round 2 | "
+                  "round 1 over RC (sent again) | round 2 over RC | live after round 2 | "
                   "in use per connection (kB) | slab per connection (kB) | "
                   "peers created, up (s) | rmmod (s) |")
         md.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -251,7 +252,8 @@ def main():
             ms = g("live_ms")
             md.append(f"| {fmt(g('peers'), 0)} | {fmt(g('live'), 0)} | "
                       f"{fmt(ms / 1000 if ms is not None else None)} | "
-                      f"{fmt(g('conns_per_s'))} | {fmt(g('rc_round1'), 0)} | "
+                      f"{fmt(g('conns_per_s'))} | {fmt(g('rc_round1'), 0)} "
+                      f"({fmt(g('resent'), 0)}) | "
                       f"{fmt(g('rc_round2'), 0)} | {fmt(g('live_after'), 0)} | "
                       f"{fmt(g('used_per_conn'), 0)} | {fmt(g('slab_per_conn'), 0)} | "
                       f"{fmt(g('peers_created_s'), 0)}, {fmt(g('peers_up_s'), 0)} | "

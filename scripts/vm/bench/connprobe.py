@@ -20,50 +20,20 @@ and a last line:
 non-zero if that does not happen within 60 s.
 """
 
-import ctypes
-import os
 import socket
 import sys
 import time
 
-CLONE_NEWNET = 0x40000000
-DEBUGFS = "/sys/kernel/debug/ipoib_cm"
-
-
-def stat(rdev, name):
-    with open(f"{DEBUGFS}/{rdev}-1/stats") as f:
-        for line in f:
-            k, v = line.split()
-            if k == name:
-                return int(v)
-    raise KeyError(name)
-
-
-def active_live(rdev):
-    n = 0
-    with open(f"{DEBUGFS}/{rdev}-1/connections") as f:
-        for line in f:
-            if line.startswith("#"):
-                continue
-            fields = line.split()
-            if len(fields) > 3 and fields[2] == "active" and fields[3] == "live":
-                n += 1
-    return n
+from cmdebugfs import active_live, enter_netns, stat
 
 
 def main():
     netns, src = sys.argv[1], sys.argv[2]
     dests = [a.split(":") for a in sys.argv[3:]]
-    base = {ip: stat(rdev, "rc_rx_packets") for ip, rdev in dests}
-    live0 = active_live(src)
+    base = {ip: stat(f"{rdev}-1", "rc_rx_packets") for ip, rdev in dests}
+    live0 = active_live(f"{src}-1")
 
-    # The socket belongs to the namespace current when it is created;
-    # debugfs stays visible (the mount namespace does not change).
-    libc = ctypes.CDLL(None, use_errno=True)
-    fd = os.open(f"/run/netns/{netns}", os.O_RDONLY)
-    if libc.setns(fd, CLONE_NEWNET) != 0:
-        sys.exit(f"setns: {os.strerror(ctypes.get_errno())}")
-    os.close(fd)
+    enter_netns(netns)
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 
     t0 = time.monotonic()
@@ -73,9 +43,9 @@ def main():
     while time.monotonic() - t0 < 60:
         now = time.monotonic()
         for ip, rdev in dests:
-            if ip not in got and stat(rdev, "rc_rx_packets") > base[ip]:
+            if ip not in got and stat(f"{rdev}-1", "rc_rx_packets") > base[ip]:
                 got[ip] = now - t0
-        if live_t is None and active_live(src) >= live0 + len(dests):
+        if live_t is None and active_live(f"{src}-1") >= live0 + len(dests):
             live_t = now - t0
         if len(got) == len(dests) and live_t is not None:
             break

@@ -22,42 +22,26 @@ connections now open.  Prints "key value" lines:
     live_after N         host 0's live connections after round 2
 
     unsent1, unsent2     datagrams the socket could not send (full for 60 s)
+    resent               round 1 datagrams sent again: every RESEND seconds
+                         to the peers that have received nothing yet
 
 If not every connection is live within the timeout, live_ms is missing
 and the rest is still measured.
 """
 
-import ctypes
-import os
 import socket
 import sys
 import time
 
-CLONE_NEWNET = 0x40000000
+from cmdebugfs import active_live, enter_netns, stat
+
 SO_SNDBUFFORCE = 32
-DEBUGFS = "/sys/kernel/debug/ipoib_cm"
 TIMEOUT = 600
+RESEND = 10
 
 
 def rc_rx(d):
-    with open(f"{DEBUGFS}/{d}/stats") as f:
-        for line in f:
-            k, v = line.split()
-            if k == "rc_rx_packets":
-                return int(v)
-    raise KeyError(d)
-
-
-def active_live(d):
-    n = 0
-    with open(f"{DEBUGFS}/{d}/connections") as f:
-        for line in f:
-            fields = line.split()
-            if line.startswith("#") or len(fields) < 4:
-                continue
-            if fields[2] == "active" and fields[3] == "live":
-                n += 1
-    return n
+    return stat(d, "rc_rx_packets")
 
 
 def send_all(sock, dests):
@@ -89,11 +73,7 @@ def main():
     base = {d: rc_rx(d) for _, d in dests}
     live0 = active_live(src)
 
-    libc = ctypes.CDLL(None, use_errno=True)
-    fd = os.open(f"/run/netns/{netns}", os.O_RDONLY)
-    if libc.setns(fd, CLONE_NEWNET) != 0:
-        sys.exit(f"setns: {os.strerror(ctypes.get_errno())}")
-    os.close(fd)
+    enter_netns(netns)
     sock = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
     # Room for a datagram per peer while the connections come up.
     sock.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, 64 << 20)
@@ -102,13 +82,22 @@ def main():
     print("peers", len(dests), flush=True)
     t0 = time.monotonic()
     print("unsent1", send_all(sock, dests), flush=True)
-    live, live_t = 0, None
+    live, live_t, resent, next_resend = 0, None, 0, t0 + RESEND
     while time.monotonic() - t0 < TIMEOUT:
         live = active_live(src) - live0
         if live >= len(dests):
             live_t = time.monotonic() - t0
             break
+        if time.monotonic() >= next_resend:
+            # As an application would: send again to the peers that have
+            # not received anything yet (a first datagram may have been
+            # dropped while the path to the peer's GID was resolved).
+            again = [(ip, d) for ip, d in dests if rc_rx(d) == base[d]]
+            resent += len(again)
+            send_all(sock, again)
+            next_resend = time.monotonic() + RESEND
         time.sleep(0.5)
+    print("resent", resent)
     print("live", live)
     if live_t is None:
         print(f"only {live} of {len(dests)} connections live after {TIMEOUT} s",
