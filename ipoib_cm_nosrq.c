@@ -42,24 +42,34 @@ static int ipoib_cm_nosrq_post(struct ipoib_cm_conn *conn,
 	return ib_post_recv(conn->qp, &wr, NULL);
 }
 
-/* Fill, and post, the ring's next unused buffer. */
-static int ipoib_cm_nosrq_add(struct ipoib_cm_conn *conn, gfp_t gfp)
+/* Post the ring's next unused buffer, its pages in place. */
+static int ipoib_cm_nosrq_push(struct ipoib_cm_conn *conn)
 {
 	struct ipoib_cm_rx_buf *buf = &conn->rx_ring[conn->rx_used];
 	int ret;
 
 	buf->conn = conn;
 	buf->cqe.done = ipoib_cm_recv_done;
-	ret = ipoib_cm_rx_buf_fill(conn->priv, buf, gfp);
-	if (!ret)
-		ret = ipoib_cm_nosrq_post(conn, buf);
-	if (ret) {
-		ipoib_cm_rx_buf_free(conn->priv, buf);
+	ret = ipoib_cm_nosrq_post(conn, buf);
+	if (ret)
 		return ret;
-	}
 	conn->rx_used++;
 	WRITE_ONCE(conn->rx_posted, conn->rx_posted + 1);
 	return 0;
+}
+
+/* Fill, and post, the ring's next unused buffer. */
+static int ipoib_cm_nosrq_add(struct ipoib_cm_conn *conn, gfp_t gfp)
+{
+	struct ipoib_cm_rx_buf *buf = &conn->rx_ring[conn->rx_used];
+	int ret;
+
+	ret = ipoib_cm_rx_buf_fill(conn->priv, buf, gfp);
+	if (!ret)
+		ret = ipoib_cm_nosrq_push(conn);
+	if (ret)
+		ipoib_cm_rx_buf_free(conn->priv, buf);
+	return ret;
 }
 
 static int ipoib_cm_nosrq_start(struct ipoib_priv *priv)
@@ -145,19 +155,13 @@ static void ipoib_cm_nosrq_fill(struct ipoib_cm_conn *conn)
 		posted = false;
 		spin_lock_bh(&conn->rx_lock);
 		if (conn->rx_used < conn->rx_max && ipoib_cm_nosrq_open(conn)) {
+			/* The pages stay @fresh's until posted. */
 			buf = &conn->rx_ring[conn->rx_used];
 			memcpy(buf->pages, fresh.pages, sizeof(buf->pages));
 			memcpy(buf->dma, fresh.dma, sizeof(buf->dma));
-			buf->conn = conn;
-			buf->cqe.done = ipoib_cm_recv_done;
-			if (!ipoib_cm_nosrq_post(conn, buf)) {
-				conn->rx_used++;
-				WRITE_ONCE(conn->rx_posted,
-					   conn->rx_posted + 1);
-				posted = true;
-			} else {
+			posted = !ipoib_cm_nosrq_push(conn);
+			if (!posted)
 				memset(buf->pages, 0, sizeof(buf->pages));
-			}
 		}
 		spin_unlock_bh(&conn->rx_lock);
 		if (!posted) {

@@ -29,6 +29,12 @@ in0 ping -c 3 -i 0.3 -M do -s 65000 192.0.2.2 || fail "ping -s 65000"
 in0 ping -6 -c 3 -i 0.3 -s 65000 2001:db8::2 || fail "ping6 -s 65000"
 cm_conns rxe0 | grep -q ' active live ' || fail "0 -> 1 not over RC"
 cm_conns rxe0 | grep -q ' passive live ' || fail "1 -> 0 not over RC"
+# An accepted QP answers with 16 receives posted and gets the rest of its
+# ring right after the REP: seven packets would have grown it to 30.
+accepted_ring_full() {
+	[ "$(conn_field rxe1 passive rx_posted)" = 256 ]
+}
+wait_for 30 "host 1's accepted QP to hold its whole ring" accepted_ring_full
 
 # Host 2 is the second peer to dial host 0: over the cap.
 in2 ping -c 3 -i 0.3 -W 10 192.0.2.1 || fail "ping 2 -> 0 over UD"
