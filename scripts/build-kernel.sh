@@ -42,19 +42,29 @@ key=$( (echo "$debver $flavour $what"; cat "${fragments[@]}") | sha256sum | cut 
 name=$version-$flavour-$what
 out=$CACHE/kernels/$name-$key
 
-mkdir -p "$CACHE/kernels"
 # One build per directory at a time: a second caller waits for the first
-# and then finds its result.
-exec 9> "$out.lock"
+# and then finds its result.  The locks live apart from the builds, so
+# nothing but a build directory ever matches "$name-*".
+mkdir -p "$CACHE/kernels/.locks"
+exec 9> "$CACHE/kernels/.locks/$name-$key"
 flock 9
 if [ -f "$out/.done" ]; then
 	echo "$out"
 	exit 0
 fi
 
+# Heal what an earlier run left: a copy it did not finish, or anything at
+# $out that is not a directory.  A directory without .done is a build that
+# was interrupted; make carries on from where it stopped.
+rm -rf "$out.tmp"
+[ ! -e "$out" ] || [ -d "$out" ] || rm -f "$out"
+
+# A new key starts from a copy of the newest finished build of the same
+# version and flavour: only a directory holding .done is a seed.
 if [ ! -d "$out" ]; then
-	seed=$(ls -td "$CACHE/kernels/$name"-* 2>/dev/null | head -n1) || true
-	if [ -n "$seed" ]; then
+	seed=$(ls -td "$CACHE/kernels/$name"-*/.done 2>/dev/null | head -n1) || true
+	seed=${seed%/.done}
+	if [ -n "$seed" ] && [ -d "$seed" ]; then
 		log "seeding $name-$key from $(basename "$seed")"
 		cp -a "$seed" "$out.tmp"
 		rm -f "$out.tmp/.done"
@@ -85,7 +95,9 @@ while IFS= read -r line; do
 				{ echo "  wanted $line" >&2; missing=1; } ;;
 	esac
 done < <(cat "${fragments[@]}")
-[ $missing = 0 ] || log "warning: some requested options are not in the final .config"
+# A test relies on each of them (KASAN, lockdep, kmemleak, ...): a kernel
+# without one is not the kernel the tests claim to run on.
+[ $missing = 0 ] || die "requested options missing from $out/.config (see above)"
 
 start=$SECONDS
 if [ $prepare = 1 ]; then
