@@ -7,7 +7,10 @@
 #
 # Findings: KASAN, UBSAN, lockdep and other WARNINGs, BUGs (including
 # sleeping in atomic context), Oopses, panics, hung tasks, soft lockups,
-# RCU stalls, debugobjects reports and kmemleak suspects.
+# RCU stalls, debugobjects reports, kmemleak suspects or a kmemleak that
+# could not scan, a net device that cannot be unregistered, and the
+# module's own warnings that something did not finish in time or was left
+# behind (its teardown never ends silently).
 
 patterns=(
 	'BUG: '
@@ -24,7 +27,17 @@ patterns=(
 	'rcu_.* detected stalls'
 	'ODEBUG: '
 	'unreferenced object'
+	'Kernel memory leak detector disabled'
+	'kmemleak: scan failed'
 	'Call Trace:'
+	'unregister_netdevice: waiting for'
+	'not flushed in time'
+	'not polled in time'
+	'connections left after stop'
+	'receives never completed'
+	'cannot move RC QP'
+	'timed out'
+	'left behind'
 )
 
 found=0
