@@ -4,6 +4,7 @@
 # Fetch Debian's linux-source-<version> package and unpack it into the cache.
 #
 #   scripts/debian-source.sh <version>       e.g. 6.1, 6.12, 7.2
+#   scripts/debian-source.sh --mirror        the mirror it would use
 #
 # Prints the path of the unpacked source tree on stdout.  Packages from
 # bookworm, trixie and sid are reached through a private apt configuration
@@ -23,29 +24,56 @@ if [ -f "$srcdir/.unpacked" ]; then
 	exit 0
 fi
 
-# The first Debian archive URI configured for the main archive (not the
-# security archive), in either the deb822 or the one-line format.
+# The first URI of the main Debian archive (not the security archive) in
+# the system's apt sources: deb822 *.sources files or one-line
+# sources.list and *.list files.  Besides http(s):// it accepts the
+# mirror-list forms Debian's cloud images use (mirror+file:, mirror+http:),
+# which the private configuration passes to apt unchanged.
+# IPOIB_CM_APT_ETC (default /etc/apt) is where to look; the mirror tests
+# point it at samples.
 system_mirror() {
-	local f uri=""
+	local etc=${IPOIB_CM_APT_ETC:-/etc/apt} f uris=() looked=()
 
-	for f in /etc/apt/sources.list.d/*.sources; do
+	for f in "$etc"/sources.list.d/*.sources; do
 		[ -r "$f" ] || continue
-		uri=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) print $i }' "$f" |
-		      grep -v -- '-security' | grep '/debian/\?$' | head -n1) || true
-		[ -n "$uri" ] && break
+		looked+=("$f")
+		# Each stanza's URIs, when its Types include deb.
+		mapfile -t -O ${#uris[@]} uris < <(awk '
+			function flush() { if (deb) print uris; deb = 0; uris = "" }
+			/^[ \t]*$/ { flush(); next }
+			/^Types:/ { for (i = 2; i <= NF; i++) if ($i == "deb") deb = 1 }
+			/^URIs:/ { for (i = 2; i <= NF; i++) uris = uris " " $i }
+			END { flush() }' "$f" | tr ' ' '\n' | grep .)
 	done
-	if [ -z "$uri" ] && [ -r /etc/apt/sources.list ]; then
-		uri=$(awk '$1 == "deb" { for (i = 2; i <= NF; i++)
-				if ($i ~ /^[a-z]+:\/\//) { print $i; break } }' \
-			/etc/apt/sources.list | grep -v -- '-security' | head -n1) || true
-	fi
-	[ -n "$uri" ] || die "no Debian mirror found in the system's apt sources"
-	echo "$uri"
+	for f in "$etc"/sources.list "$etc"/sources.list.d/*.list; do
+		[ -r "$f" ] || continue
+		looked+=("$f")
+		mapfile -t -O ${#uris[@]} uris < <(sed -e 's/#.*//' \
+			-e 's/\[[^]]*\]//' "$f" | awk '$1 == "deb" { print $2 }')
+	done
+	for f in "${uris[@]}"; do
+		case $f in
+		*security*) continue ;;
+		http://*/debian|http://*/debian/|https://*/debian|https://*/debian/|\
+		mirror+*debian*|mirror://*debian*)
+			echo "${f%/}"
+			return 0 ;;
+		esac
+	done
+	echo "error: no Debian archive found in the apt sources;" \
+		"looked at: ${looked[*]:-nothing under $etc}" \
+		"(URIs seen: ${uris[*]:-none})" >&2
+	return 1
 }
+
+if [ "${1:-}" = --mirror ]; then
+	system_mirror
+	exit
+fi
 
 aptdir=$CACHE/apt
 mkdir -p "$aptdir/lists/partial" "$aptdir/archives/partial" "$aptdir/parts"
-mirror=$(system_mirror)
+mirror=$(system_mirror) || exit 1
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 : > "$aptdir/sources.list"
 for suite in bookworm trixie sid; do
