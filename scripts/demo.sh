@@ -12,7 +12,9 @@ cd "$TOPDIR"
 bash scripts/install-deps.sh
 log "building the test kernel (cached in $CACHE; the first build takes 15-25 minutes)"
 kdir=$(bash scripts/build-kernel.sh 6.12 debug)
-bash scripts/build-module.sh "$kdir" "$TOPDIR/build/6.12"
+# Its own build directory: `make check` runs this script beside VMs that
+# use build/6.12.
+bash scripts/build-module.sh "$kdir" "$TOPDIR/build/demo"
 log "booting the VM (software emulation: give it a minute or two)"
 bash scripts/vm-run.sh -v -k "$kdir" -o "$TOPDIR/out/demo" \
-	-e IPOIB_CM_MODDIR="$TOPDIR/build/6.12" -- scripts/vm/demo.sh
+	-e IPOIB_CM_MODDIR="$TOPDIR/build/demo" -- scripts/vm/demo.sh

@@ -141,6 +141,7 @@ static_checks() {
 	# The admin guide covers every parameter, file, counter and
 	# tracepoint.
 	run_test docs bash scripts/check-docs.sh
+	run_test host/mirror bash scripts/host-tests/mirror.sh
 	# sparse over every source, on the objects build/6.12 left.
 	if [ -f "$BUILD/6.12/ipoib_cm.ko" ]; then
 		run_test sparse/6.12 bash scripts/build-module.sh --in-place \
@@ -169,6 +170,22 @@ vm_test() {
 		"$out/console.log"
 }
 
+# The README's first command, as a newcomer runs it: it must end with the
+# side-by-side table, both modes in it with a throughput.
+demo_test() {
+	local log=$LOGDIR/demo.log rc=0
+
+	bash scripts/demo.sh > "$log" 2>&1 || rc=$?
+	if [ $rc = 0 ] && ! tr -d '\r' < "$log" | awk '
+		$1 == "datagram" && $2 == 4092 && $3 + 0 > 0 { ud = 1 }
+		$1 == "connected" && $2 == 65520 && $3 + 0 > 0 { rc = 1 }
+		END { exit !(ud && rc) }'; then
+		echo "FAIL: the demo's table lacks a mode or its throughput" >> "$log"
+		rc=1
+	fi
+	record demo $rc "$log" "$TOPDIR/out/demo/console.log"
+}
+
 wanted() {
 	[ $# = 1 ] || [[ " ${*:2} " = *" $1 "* ]]
 }
@@ -176,7 +193,11 @@ wanted() {
 # The jobs of the pool: the static checks, KUnit, every single-VM
 # scenario the command line asks for.
 pool=(static)
+wanted kernel-cache "$@" && pool+=(kernel-cache)
 if [ -n "$k612" ] && [ -f "$BUILD/6.12/ipoib_cm.ko" ]; then
+	wanted accel "$@" && pool+=(accel)
+	wanted klog-control "$@" && pool+=(klog-control)
+	wanted demo "$@" && pool+=(demo)
 	wanted kunit "$@" && pool+=(kunit)
 	for t in scripts/vm/tests/*.sh; do
 		name=$(basename "$t" .sh)
@@ -201,8 +222,9 @@ order=$(for job in "${pool[@]}"; do
 		echo "${est[$job]:-100} $job"
 	done | sort -rn | awk '{print $2}')
 
-# Each guest has one CPU, which QEMU's TCG runs on one host thread: a
-# 2-core host runs two jobs side by side.
+# Each guest has two CPUs (QEMU's TCG runs one host thread for each), but
+# a guest's CPUs are seldom both busy: a 2-core host runs two jobs side by
+# side.
 VM_JOBS=${IPOIB_CM_VM_JOBS:-$(nproc)}
 for job in $order; do
 	while [ "$(jobs -rp | wc -l)" -ge "$VM_JOBS" ]; do
@@ -213,6 +235,13 @@ for job in $order; do
 		RESULTS=$LOGDIR/results-$job
 		case $job in
 		static) static_checks ;;
+		kernel-cache) run_test host/kernel-cache \
+			bash scripts/host-tests/kernel-cache.sh ;;
+		accel) run_test host/accel \
+			bash scripts/host-tests/accel.sh "$k612" ;;
+		klog-control) run_test host/klog-control \
+			bash scripts/host-tests/klog-control.sh "$k612" ;;
+		demo) demo_test ;;
 		kunit) vm_test kunit ;;
 		*) vm_test "$job" ;;
 		esac

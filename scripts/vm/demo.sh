@@ -10,7 +10,9 @@ throughput() {
 	wait_listening ns1 5201
 	in0 iperf3 -c 192.0.2.2 -t 10 -J > /tmp/demo-iperf.json
 	wait
-	python3 -c 'import json; e = json.load(open("/tmp/demo-iperf.json"))["end"]; print(f"{e[\"sum_received\"][\"bits_per_second\"] / 1e6:.1f}")'
+	python3 -c 'import json, sys
+end = json.load(open(sys.argv[1]))["end"]
+print("%.1f" % (end["sum_received"]["bits_per_second"] / 1e6))' /tmp/demo-iperf.json
 }
 
 say "== Soft-RoCE fabric: rxe0 and rxe1 on a veth pair (MTU 9000)"
