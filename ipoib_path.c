@@ -168,7 +168,14 @@ static void ipoib_path_done(struct ipoib_path *path, struct ipoib_ah *ah,
 	struct sk_buff *skb;
 
 	__skb_queue_head_init(&waiting);
-	spin_lock_bh(&priv->lock);
+	/*
+	 * The transmit lock keeps order: from the moment the handle is
+	 * published, a new packet would go straight out, so it must not get
+	 * there before the ones that waited.  They are sent here, before
+	 * ndo_start_xmit can run again.
+	 */
+	netif_tx_lock_bh(priv->netdev);
+	spin_lock(&priv->lock);
 	path->resolving = false;
 	if (!path->dead && ah) {
 		old = path->ah;
@@ -181,22 +188,23 @@ static void ipoib_path_done(struct ipoib_path *path, struct ipoib_ah *ah,
 		path->retry_at = jiffies + path->backoff * HZ;
 	}
 	skb_queue_splice_init(&path->queue, &waiting);
-	spin_unlock_bh(&priv->lock);
-
-	ipoib_ah_put(old);
-	ipoib_ah_put(ah);	/* the path died meanwhile */
-	if (status)
-		netdev_dbg(priv->netdev, "path to %pI6 not resolved: %d\n",
-			   path->dgid.raw, status);
+	spin_unlock(&priv->lock);
 
 	while ((skb = __skb_dequeue(&waiting))) {
 		if (status || path->dead) {
 			ipoib_count_drop(priv, IPOIB_DROP_NO_PATH);
 			dev_kfree_skb_any(skb);
 		} else {
-			dev_queue_xmit(skb);
+			ipoib_path_xmit(priv, skb, skb->data);
 		}
 	}
+	netif_tx_unlock_bh(priv->netdev);
+
+	ipoib_ah_put(old);
+	ipoib_ah_put(ah);	/* the path died meanwhile */
+	if (status)
+		netdev_dbg(priv->netdev, "path to %pI6 not resolved: %d\n",
+			   path->dgid.raw, status);
 	ipoib_path_put(path);
 	if (atomic_dec_and_test(&priv->resolving))
 		wake_up(&priv->drain_wait);
