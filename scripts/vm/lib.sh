@@ -273,19 +273,22 @@ sys.exit(0 if 0 < got <= sent and sent - got <= slack else 1)
 PY
 }
 
-# Send $1 MiB over one TCP connection from ns0 to ns1 and compare SHA-256
-# digests: every byte arrives, unchanged.
+# tcp_digest_check MIB [FROM TO ADDR]: send MIB MiB of random data over
+# one TCP connection from namespace FROM to a server in TO at ADDR (ns0,
+# ns1, 2001:db8::2 by default) and compare length and SHA-256: every byte
+# arrives, unchanged.
 tcp_digest_check() {
-	local mib=$1
+	local mib=$1 from=${2:-ns0} to=${3:-ns1} addr=${4:-2001:db8::2}
 
-	in1 python3 - > /tmp/digest.rx <<'PY' &
+	ip netns exec "$to" python3 - > /tmp/digest.rx <<'PY' &
 import hashlib, socket
 srv = socket.socket(socket.AF_INET6)
 srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 srv.bind(("::", 5001))
 srv.listen(1)
-srv.settimeout(60)
+srv.settimeout(120)
 conn, _ = srv.accept()
+conn.settimeout(120)
 h, n = hashlib.sha256(), 0
 while True:
     b = conn.recv(1 << 16)
@@ -296,23 +299,24 @@ while True:
 print(n, h.hexdigest())
 PY
 	local rpid=$!
-	sleep 1
-	in0 python3 - "$mib" > /tmp/digest.tx <<'PY'
-import hashlib, os, socket, sys, time
+	wait_listening "$to" 5001
+	ip netns exec "$from" python3 - "$mib" "$addr" > /tmp/digest.tx <<'PY'
+import hashlib, os, socket, sys
 data = os.urandom(int(sys.argv[1]) << 20)
-for _ in range(20):
-    try:
-        s = socket.create_connection(("2001:db8::2", 5001), timeout=60)
-        break
-    except OSError:
-        time.sleep(0.5)
+s = socket.create_connection((sys.argv[2], 5001), timeout=120)
 s.sendall(data)
 s.close()
 print(len(data), hashlib.sha256(data).hexdigest())
 PY
 	wait $rpid || return 1
-	say "tcp digest: sent $(cat /tmp/digest.tx), received $(cat /tmp/digest.rx)"
+	say "tcp digest $from -> $to: sent $(cat /tmp/digest.tx), received $(cat /tmp/digest.rx)"
 	[ -s /tmp/digest.tx ] && cmp -s /tmp/digest.tx /tmp/digest.rx
+}
+
+# Wait until a UDP socket is bound to PORT in namespace NS.
+wait_udp() {
+	wait_for 60 "a UDP socket on port $2 in $1" sh -c \
+		"ip netns exec $1 ss -Hlun 'sport = :$2' | grep -q ."
 }
 
 # Two-VM fabric (scripts/vm-pair.sh): rxe0 on this VM's virtio NIC (MTU
@@ -342,4 +346,148 @@ pair_host_up() {
 
 carrier_up_here() {
 	ip -o link show "$1" | grep -q 'LOWER_UP'
+}
+
+# Faults on the wire.  rxe sends RoCEv2 over IPv6 (GID index 0): a CM MAD
+# is UDP to port 4791 (octets 42-43 of the IPv6 packet), then BTH (12
+# octets), DETH (8) and the MAD header, whose management class (0x07 for
+# the CM) is octet 69 and attribute ID octets 84-85 (REQ 0x0010, REP
+# 0x0013, RTU 0x0014).
+
+# The faults sit in a prio qdisc at DEV's root: a packet its filter drops
+# or its netem holds was, for the sender, sent.  (A drop at the clsact hook
+# is reported to the sender, and rxe moves a QP whose send fails to ERR:
+# for QP1 that ends every later MAD of the device.)
+wire_root() {
+	tc qdisc show dev "$1" root | grep -q 'prio 1:' ||
+		tc qdisc replace dev "$1" root handle 1: prio
+}
+
+# cm_drop DEV ATTR: lose every CM MAD with attribute ATTR that DEV sends.
+cm_drop() {
+	wire_root "$1"
+	tc filter add dev "$1" parent 1: protocol ipv6 prio 1 u32 \
+		match ip6 protocol 17 0xff \
+		match u16 4791 0xffff at 42 \
+		match u8 0x07 0xff at 69 \
+		match u16 "$2" 0xffff at 84 \
+		action drop
+}
+
+# How many packets the cm_drop filter on DEV dropped.
+cm_dropped() {
+	tc -s filter show dev "$1" parent 1: |
+		sed -n 's/.*Sent [0-9]* bytes \([0-9]*\) pkt.*/\1/p' | head -n1
+}
+
+# wire_delay DEV MS: everything else DEV sends waits MS milliseconds;
+# wire_undelay DEV ends that (what netem still holds is lost).
+wire_delay() {
+	local band
+
+	wire_root "$1"
+	for band in 1 2 3; do
+		tc qdisc replace dev "$1" parent 1:$band handle $((band + 10)): \
+			netem delay "$2"ms limit 100000
+	done
+}
+
+wire_undelay() {
+	local band
+
+	for band in 1 2 3; do
+		tc qdisc del dev "$1" parent 1:$band handle $((band + 10)): \
+			2>/dev/null || true
+	done
+}
+
+wire_clear() {
+	tc qdisc del dev "$1" root 2>/dev/null || true
+}
+
+# The IB CM's own counters in the port's sysfs directory:
+# cm_msgs RDMADEV rx|tx NAME (req, rep, rtu, rej, ...) counts messages,
+# cm_retries RDMADEV NAME the ones it sent again.
+cm_msgs() {
+	cat "/sys/class/infiniband/$1/ports/1/cm_$2_msgs/$3"
+}
+
+cm_retries() {
+	cat "/sys/class/infiniband/$1/ports/1/cm_tx_retries/$2"
+}
+
+# An rxe counter (rdma statistic): rxe_stat RDMADEV NAME.
+rxe_stat() {
+	rdma statistic show link "$1/1" |
+		tr ' ' '\n' | awk -v n="$2" 'found { print; exit } $0 == n { found = 1 }'
+}
+
+# Every RC queue pair found retransmission exhausted and RNR exhaustion
+# nowhere: with RNR retry 7 rxe retries forever, so a missing receive
+# shows only in its counters (NAKs are reported, not judged).
+rxe_clean() {
+	local d ex rnr
+
+	for d in "$@"; do
+		ex=$(rxe_stat "$d" retry_exceeded_err)
+		rnr=$(rxe_stat "$d" retry_rnr_exceeded_err)
+		say "$d: retry_exceeded_err ${ex:-?} retry_rnr_exceeded_err ${rnr:-?}" \
+			"rcvd_rnr_err $(rxe_stat "$d" rcvd_rnr_err)" \
+			"send_rnr_err $(rxe_stat "$d" send_rnr_err)"
+		[ "${ex:-x}" = 0 ] && [ "${rnr:-x}" = 0 ] ||
+			fail "$d: RC retries exhausted (retry ${ex:-?}, RNR ${rnr:-?})"
+	done
+}
+
+# A connection's column from debugfs: conn_col RDMADEV DIR STATE COLUMN
+# (1-based, as in the connections file's header); the first match.
+conn_col() {
+	cm_conns "$1" | awk -v d="$2" -v s="$3" -v c="$4" \
+		'$3 == d && (s == "*" || $4 == s) { print $c; exit }'
+}
+
+# Numbered UDP datagrams: udp_burst_rx NS ADDR PORT N OUT waits (in the
+# background) for N datagrams and writes their numbers in arrival order to
+# OUT; udp_burst_tx NS ADDR PORT N [FILE REGEX] sends 0 .. N-1, once a line
+# of FILE matches REGEX if they are given.
+udp_burst_rx() {
+	ip netns exec "$1" python3 - "$2" "$3" "$4" > "$5" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, 33, 1 << 23)  # SO_RCVBUFFORCE
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.settimeout(60)
+for _ in range(int(sys.argv[3])):
+    try:
+        print(int(s.recv(2048).split(b" ")[1]), flush=True)
+    except socket.timeout:
+        break
+PY
+}
+
+udp_burst_tx() {
+	local watch=/dev/null
+
+	# FILE is opened here: `ip netns exec` mounts a sysfs without debugfs.
+	[ -z "${5:-}" ] || watch=$5
+	ip netns exec "$1" python3 - "$2" "$3" "$4" "${6:-}" 3< "$watch" <<'PY'
+import os, re, socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+# Held packets count against the socket until they are sent: room for all.
+s.setsockopt(socket.SOL_SOCKET, 32, 1 << 23)  # SO_SNDBUFFORCE
+
+def text():
+    os.lseek(3, 0, os.SEEK_SET)
+    return os.read(3, 1 << 20).decode()
+
+if sys.argv[4]:
+    # Wait (60 s at most) for a line of the file to match.
+    end = time.monotonic() + 60
+    while not re.search(sys.argv[4], text(), re.M):
+        if time.monotonic() > end:
+            sys.exit("udp_burst_tx: never matched %r in:\n%s" % (sys.argv[4], text()))
+        time.sleep(0.02)
+for i in range(int(sys.argv[3])):
+    s.sendto(b"seq %d " % i + b"x" * 1000, (sys.argv[1], int(sys.argv[2])))
+PY
 }

@@ -50,6 +50,7 @@ say "iperf3 delivered $got bytes; $IB0 sent $all0 bytes, $rc0 of them over RC"
 tcp_digest_check 16 || fail "a 16 MiB TCP transfer arrived damaged or short"
 cat "$(cm_debugfs rxe0)/connections" "$(cm_debugfs rxe1)/connections"
 [ "$(cm_stat rxe0 rc_tx_errors)" = 0 ] || fail "RC send errors"
+rxe_clean rxe0 rxe1
 
 # One end back in datagram mode: its MTU drops and the connections close.
 set_mode ns1 "$IB1" datagram || fail "echo datagram > mode"

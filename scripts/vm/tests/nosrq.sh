@@ -52,6 +52,7 @@ in0 ping -c 2 -i 0.3 -W 10 192.0.2.2 || fail "0 -> 1 broke when host 2 was refus
 iperf_check 30 || fail "iperf3 byte counts differ (no-SRQ both ends)"
 cat "$(cm_debugfs rxe0)/connections" "$(cm_debugfs rxe1)/connections"
 [ "$(cm_stat rxe0 rc_tx_errors)" = 0 ] || fail "RC send errors"
+rxe_clean rxe0 rxe1 rxe2
 
 idle=$(conn_field rxe0 active rx_buf_bytes)
 full=$(conn_field rxe1 passive rx_buf_bytes)
@@ -85,6 +86,7 @@ say "host 1 -> host 0 over host 0's QP: $got bytes; receives posted $before -> $
 [ "$(cm_stat rxe0 nosrq_rx_grown)" -gt 0 ] || fail "no growth counted"
 [ "$(cm_stat rxe1 rc_tx_errors)" = 0 ] || fail "host 1 saw RC send errors (RNR?)"
 [ "$(cm_conns rxe0 | wc -l)" = 1 ] || fail "a second connection appeared"
+rxe_clean rxe0 rxe1
 
 unload_module
 say "nosrq: ok"
