@@ -12,8 +12,10 @@ set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 
 kdir=${1:?usage: klog-control.sh KDIR}
-tmp=$(mktemp -d /tmp/ipoib_cm-klog.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+# Inside the checkout: the guest sees the host's /tmp as its own tmpfs.
+tmp=$TOPDIR/out/klog-control
+rm -rf "$tmp"
+mkdir -p "$tmp"
 
 cp "$TOPDIR"/scripts/tools/klog_control/{Kbuild,klog_control.c} "$tmp/"
 make -s -C "$kdir" M="$tmp" modules > "$tmp/build.log" 2>&1 ||
