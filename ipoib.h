@@ -193,6 +193,10 @@ struct ipoib_rx_buf {
 
 struct ipoib_tx_buf {
 	struct ib_cqe cqe;
+	/*
+	 * Set only while a send from this slot is on the QP: a failed map
+	 * or post leaves it NULL, the completion clears it.
+	 */
 	struct sk_buff *skb;
 	struct ipoib_ah *ah;
 	u64 dma[MAX_SKB_FRAGS + 1];

@@ -33,27 +33,31 @@
 
 static void ipoib_cm_send_done(struct ib_cq *cq, struct ib_wc *wc);
 
-/* Post one packet (pseudo header still in front); conn->lock held. */
+/*
+ * Post one packet (pseudo header still in front); conn->lock held.
+ *
+ * A ring slot holds an skb only while its send is on the QP: the slot is
+ * filled by ipoib_tx_map() and emptied again here if the post fails, so
+ * ipoib_cm_tx_release() never meets an skb this function has freed.
+ */
 static int ipoib_cm_post(struct ipoib_cm_conn *conn, struct sk_buff *skb)
 {
 	struct ipoib_priv *priv = conn->priv;
 	struct ib_sge sge[MAX_SKB_FRAGS + 1];
+	enum ipoib_drop why = IPOIB_DROP_NO_MEM;
 	struct ib_send_wr wr = {};
 	struct ipoib_tx_buf *buf;
 	int ret;
 
+	lockdep_assert_held(&conn->lock);
 	skb_pull(skb, IPOIB_PSEUDO_LEN);
 	if (skb_shinfo(skb)->nr_frags >= conn->max_send_sge &&
-	    skb_linearize(skb)) {
-		ipoib_count_drop(priv, IPOIB_DROP_NO_MEM);
+	    skb_linearize(skb))
 		goto drop;
-	}
 	buf = &conn->tx_ring[conn->tx_head & (conn->tx_size - 1)];
 	buf->cqe.done = ipoib_cm_send_done;
-	if (ipoib_tx_map(priv, buf, skb, sge)) {
-		ipoib_count_drop(priv, IPOIB_DROP_NO_MEM);
-		goto drop;
-	}
+	if (ipoib_tx_map(priv, buf, skb, sge))
+		goto drop;		/* the slot is left empty */
 	wr.wr_cqe = &buf->cqe;
 	wr.sg_list = sge;
 	wr.num_sge = buf->nr_dma;
@@ -64,13 +68,14 @@ static int ipoib_cm_post(struct ipoib_cm_conn *conn, struct sk_buff *skb)
 		netdev_dbg(priv->netdev, "RC post_send failed: %d\n", ret);
 		ipoib_tx_unmap(priv, buf);
 		buf->skb = NULL;
-		ipoib_count_drop(priv, IPOIB_DROP_TX_ERROR);
+		why = IPOIB_DROP_TX_ERROR;
 		goto drop;
 	}
 	conn->tx_head++;
 	return 0;
 
 drop:
+	ipoib_count_drop(priv, why);
 	conn->dropped++;
 	dev_kfree_skb_any(skb);
 	return -EIO;
