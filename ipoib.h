@@ -355,7 +355,16 @@ struct ipoib_cm_conn {
 	unsigned long last_used;	/* jiffies of the last packet */
 	unsigned long created;
 
-	struct ib_cm_id *id;		/* under cm.lock */
+	/*
+	 * The CM id, set and cleared under cm.lock.  Whoever clears it owns
+	 * its destruction: the reaper (ipoib_cm_teardown()), or the REQ
+	 * handler taking it back on failure, which then returns non-zero so
+	 * the CM destroys it.  A CM callback never reads this field: it uses
+	 * the id it is called with, valid until it returns (the reaper's
+	 * ib_destroy_cm_id() waits for it).  Tasks on cm.wq may read it
+	 * under cm.lock: the reaper runs there too and cancels them first.
+	 */
+	struct ib_cm_id *id;
 	struct ib_qp *qp;
 	u32 qp_num;
 	struct ipoib_ah *ah;		/* active: the UD path, for fallback */
@@ -612,7 +621,18 @@ void ipoib_cm_cleanup(struct ipoib_priv *priv);
 int ipoib_cm_start(struct ipoib_priv *priv);
 void ipoib_cm_stop(struct ipoib_priv *priv);
 int ipoib_set_mode(struct ipoib_priv *priv, bool connected);
-void ipoib_cm_event(struct ipoib_cm_conn *conn, enum ipoib_cm_event ev);
+struct ipoib_cm_transition ipoib_cm_event_locked(struct ipoib_cm_conn *conn,
+						 enum ipoib_cm_event ev);
+void ipoib_cm_id_event(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
+		       enum ipoib_cm_event ev);
+
+/* An event from outside a CM callback: it never establishes. */
+static inline void ipoib_cm_event(struct ipoib_cm_conn *conn,
+				  enum ipoib_cm_event ev)
+{
+	ipoib_cm_id_event(conn, NULL, ev);
+}
+
 struct ipoib_cm_conn *ipoib_cm_conn_alloc(struct ipoib_priv *priv,
 					  const union ib_gid *gid, u32 qpn,
 					  bool active, gfp_t gfp);
@@ -633,9 +653,9 @@ void ipoib_cm_start_work(struct work_struct *work);
 void ipoib_cm_rtu_work(struct work_struct *work);
 void ipoib_cm_cross_work(struct work_struct *work);
 void ipoib_cm_fill_work(struct work_struct *work);
-int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn,
+int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 			 const struct ib_cm_event *event);
-void ipoib_cm_rej_handler(struct ipoib_cm_conn *conn,
+void ipoib_cm_rej_handler(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 			  const struct ib_cm_event *event);
 void ipoib_cm_tx_flush(struct ipoib_cm_conn *conn);
 void ipoib_cm_tx_fallback(struct ipoib_cm_conn *conn);
@@ -647,7 +667,7 @@ void ipoib_cm_tx_release(struct ipoib_cm_conn *conn);
 
 /* ipoib_cm_rx.c */
 int ipoib_cm_req_handler(struct ib_cm_id *id, const struct ib_cm_event *ev);
-void ipoib_cm_establish(struct ipoib_cm_conn *conn);
+void ipoib_cm_establish(struct ipoib_cm_conn *conn, struct ib_cm_id *id);
 void ipoib_cm_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 int ipoib_cm_rx_buf_fill(struct ipoib_priv *priv, struct ipoib_cm_rx_buf *buf,
 			 gfp_t gfp);

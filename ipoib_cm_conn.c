@@ -83,6 +83,8 @@ struct ipoib_cm_conn *ipoib_cm_lookup(struct ipoib_priv *priv,
 	return best;
 }
 
+static void ipoib_cm_qp_event_work(struct work_struct *work);
+
 /**
  * ipoib_cm_conn_alloc - a new connection, not yet in the table
  * @priv: the interface
@@ -117,6 +119,7 @@ struct ipoib_cm_conn *ipoib_cm_conn_alloc(struct ipoib_priv *priv,
 	INIT_DELAYED_WORK(&conn->rtu_work, ipoib_cm_rtu_work);
 	INIT_DELAYED_WORK(&conn->cross_work, ipoib_cm_cross_work);
 	INIT_WORK(&conn->fill_work, ipoib_cm_fill_work);
+	INIT_WORK(&conn->event_work, ipoib_cm_qp_event_work);
 	return conn;
 }
 
@@ -194,7 +197,6 @@ int ipoib_cm_create_qp(struct ipoib_cm_conn *conn)
 	unsigned int i;
 	int ret;
 
-	INIT_WORK(&conn->event_work, ipoib_cm_qp_event_work);
 	conn->tx_size = sends ? ipoib_sendq_size : 1;
 	if (sends) {
 		conn->tx_ring = kvcalloc(conn->tx_size, sizeof(*conn->tx_ring),
@@ -251,7 +253,10 @@ err_ring:
 	return ret;
 }
 
-/* Free what ipoib_cm_create_qp() made; the QP is in ERR and drained. */
+/*
+ * Free what ipoib_cm_create_qp() and the receive backend's admit and
+ * qp_ready made, whichever of them ran; the QP is in ERR and drained.
+ */
 static void ipoib_cm_destroy_qp(struct ipoib_cm_conn *conn)
 {
 	struct ipoib_priv *priv = conn->priv;
@@ -261,10 +266,10 @@ static void ipoib_cm_destroy_qp(struct ipoib_cm_conn *conn)
 	qp = conn->qp;
 	conn->qp = NULL;
 	spin_unlock_bh(&conn->lock);
-	if (!qp)
-		return;
-	xa_erase_bh(&priv->cm.qpns, conn->qp_num);
-	ib_destroy_qp(qp);
+	if (qp) {
+		xa_erase_bh(&priv->cm.qpns, conn->qp_num);
+		ib_destroy_qp(qp);
+	}
 	cancel_work_sync(&conn->event_work);
 	conn->qp_events = 0;
 	ipoib_cm_tx_release(conn);
@@ -322,11 +327,16 @@ static void ipoib_cm_teardown(struct ipoib_cm_conn *conn)
 	id = conn->id;
 	conn->id = NULL;
 	spin_unlock_bh(&priv->cm.lock);
-	/* Sends a DREQ on an established connection, a REJ on a pending one. */
+	/*
+	 * Sends a DREQ on an established connection, a REJ on a pending one,
+	 * and waits for a callback still running on @id to return.
+	 */
 	if (id)
 		ib_destroy_cm_id(id);
-	if (!conn->qp)
+	if (!conn->qp) {
+		ipoib_cm_destroy_qp(conn);	/* what admit may have taken */
 		return;
+	}
 
 	if (ib_modify_qp(conn->qp, &attr, IB_QP_STATE))
 		netdev_warn(priv->netdev, "cannot move RC QP 0x%06x to ERR\n",
@@ -425,6 +435,7 @@ static void ipoib_cm_queue_reap(struct ipoib_cm_conn *conn)
 {
 	struct ipoib_priv *priv = conn->priv;
 
+	lockdep_assert_held(&priv->cm.lock);
 	if (conn->reaping)
 		return;
 	conn->reaping = true;
@@ -433,21 +444,22 @@ static void ipoib_cm_queue_reap(struct ipoib_cm_conn *conn)
 }
 
 /**
- * ipoib_cm_event - feed an event to a connection's state machine
+ * ipoib_cm_event_locked - feed an event to a connection's state machine
  * @conn: the connection
  * @ev: what happened
  *
- * Process or softirq context.  The transition is made under cm.lock; the
- * action is carried out here (ESTABLISH, in process context only) or by
- * the reaper (CLOSE, FALLBACK, YIELD).
+ * cm.lock held.  The transition is made and CLOSE, FALLBACK and YIELD are
+ * handed to the reaper; ESTABLISH, which needs process context and the
+ * CM id of the callback that saw the event, is left to the caller.
  */
-void ipoib_cm_event(struct ipoib_cm_conn *conn, enum ipoib_cm_event ev)
+struct ipoib_cm_transition ipoib_cm_event_locked(struct ipoib_cm_conn *conn,
+						 enum ipoib_cm_event ev)
 {
 	struct ipoib_priv *priv = conn->priv;
 	struct ipoib_cm_transition t;
 	enum ipoib_cm_state old;
 
-	spin_lock_bh(&priv->cm.lock);
+	lockdep_assert_held(&priv->cm.lock);
 	old = conn->state;
 	t = ipoib_cm_fsm(old, ev);
 	ipoib_cm_set_state(conn, t.next, ev);
@@ -468,35 +480,63 @@ void ipoib_cm_event(struct ipoib_cm_conn *conn, enum ipoib_cm_event ev)
 	default:
 		break;
 	}
-	spin_unlock_bh(&priv->cm.lock);
-
 	if (old != t.next)
 		netdev_dbg(priv->netdev, "%s connection to %pI6/0x%06x: %s -> %s on %s\n",
 			   conn->active ? "active" : "passive", conn->gid.raw,
 			   conn->qpn, ipoib_cm_state_names[old],
 			   ipoib_cm_state_names[t.next],
 			   ipoib_cm_event_names[ev]);
-	if (t.action == IPOIB_CM_ACT_ESTABLISH)
-		ipoib_cm_establish(conn);
+	return t;
 }
 
-/* The CM events of one connection (REQs go to ipoib_cm_req_handler). */
+/**
+ * ipoib_cm_id_event - feed an event to a connection's state machine
+ * @conn: the connection
+ * @id: the CM id of the callback reporting the event, or NULL outside
+ *	CM callbacks (then the event cannot establish the connection)
+ * @ev: what happened
+ *
+ * Process or softirq context.  The transition is made under cm.lock; the
+ * action is carried out here (ESTABLISH, in process context only) or by
+ * the reaper (CLOSE, FALLBACK, YIELD).
+ */
+void ipoib_cm_id_event(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
+		       enum ipoib_cm_event ev)
+{
+	struct ipoib_priv *priv = conn->priv;
+	struct ipoib_cm_transition t;
+
+	spin_lock_bh(&priv->cm.lock);
+	t = ipoib_cm_event_locked(conn, ev);
+	spin_unlock_bh(&priv->cm.lock);
+
+	if (t.action == IPOIB_CM_ACT_ESTABLISH)
+		ipoib_cm_establish(conn, id);
+}
+
+/*
+ * The CM events of one connection (REQs go to ipoib_cm_req_handler).
+ * @id is valid for the whole callback; conn->id may already be NULL (the
+ * reaper took it and waits in ib_destroy_cm_id() for us to return), so
+ * nothing called from here reads conn->id.  Returns 0: the id is the
+ * reaper's to destroy.
+ */
 int ipoib_cm_handler(struct ib_cm_id *id, const struct ib_cm_event *event)
 {
 	struct ipoib_cm_conn *conn = id->context;
 
 	switch (event->event) {
 	case IB_CM_REP_RECEIVED:
-		return ipoib_cm_rep_handler(conn, event);
+		return ipoib_cm_rep_handler(conn, id, event);
 	case IB_CM_RTU_RECEIVED:
-		ipoib_cm_event(conn, IPOIB_CM_EV_RTU);
+		ipoib_cm_id_event(conn, id, IPOIB_CM_EV_RTU);
 		break;
 	case IB_CM_USER_ESTABLISHED:
 		ipoib_cm_count(conn->priv, IPOIB_CM_ST_COMM_EST, 1);
-		ipoib_cm_event(conn, IPOIB_CM_EV_COMM_EST);
+		ipoib_cm_id_event(conn, id, IPOIB_CM_EV_COMM_EST);
 		break;
 	case IB_CM_REJ_RECEIVED:
-		ipoib_cm_rej_handler(conn, event);
+		ipoib_cm_rej_handler(conn, id, event);
 		break;
 	case IB_CM_REQ_ERROR:
 	case IB_CM_REP_ERROR:

@@ -449,7 +449,8 @@ static int ipoib_cm_roce_path(struct ipoib_priv *priv,
 	return 0;
 }
 
-static int ipoib_cm_send_req(struct ipoib_cm_conn *conn)
+/* Send our REQ on @id, the connection's CM id. */
+static int ipoib_cm_send_req(struct ipoib_cm_conn *conn, struct ib_cm_id *id)
 {
 	struct ipoib_priv *priv = conn->priv;
 	struct ib_cm_req_param req = {};
@@ -471,7 +472,7 @@ static int ipoib_cm_send_req(struct ipoib_cm_conn *conn)
 	req.rnr_retry_count = IPOIB_CM_RNR_RETRY;
 	req.max_cm_retries = IPOIB_CM_MAX_RETRIES;
 	req.srq = priv->cm.ops == &ipoib_cm_srq_ops;
-	return ib_send_cm_req(conn->id, &req);
+	return ib_send_cm_req(id, &req);
 }
 
 static int ipoib_cm_qp_init(struct ipoib_cm_conn *conn)
@@ -537,15 +538,18 @@ void ipoib_cm_start_work(struct work_struct *work)
 	if (t.action == IPOIB_CM_ACT_CONNECT) {
 		ipoib_cm_set_state(conn, t.next, IPOIB_CM_EV_START);
 		conn->id = id;
-		id = NULL;
 	}
 	spin_unlock_bh(&priv->cm.lock);
-	if (id) {
+	if (t.action != IPOIB_CM_ACT_CONNECT) {
 		/* Closed meanwhile: the reaper frees the QP. */
 		ib_destroy_cm_id(id);
 		return;
 	}
-	ret = ipoib_cm_send_req(conn);
+	/*
+	 * The id is the reaper's now, but the reaper runs on cm.wq after
+	 * us (and cancels us first): it stays valid for this task.
+	 */
+	ret = ipoib_cm_send_req(conn, id);
 	if (ret)
 		goto fail;
 	return;
@@ -594,16 +598,17 @@ static int ipoib_cm_modify(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 /**
  * ipoib_cm_rep_handler - the peer accepted our REQ
  * @conn: the connection
+ * @id: the CM id the REP came on (conn->id may be gone already)
  * @event: the REP
  *
  * QP to RTR and RTS, RTU out, held packets sent.  A malformed REP is
- * answered with a REJ and the peer served over UD.
+ * answered with a REJ and the peer served over UD.  Returns 0: the id is
+ * the reaper's to destroy.
  */
-int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn,
+int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 			 const struct ib_cm_event *event)
 {
 	struct ipoib_priv *priv = conn->priv;
-	struct ib_cm_id *id = conn->id;
 	u8 pdata[IPOIB_CM_PDATA_LEN];
 	struct ipoib_cm_pdata pd;
 	u32 delay;
@@ -630,7 +635,7 @@ int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn,
 				   msecs_to_jiffies(delay));
 	else
 		ib_send_cm_rtu(id, NULL, 0);
-	ipoib_cm_event(conn, IPOIB_CM_EV_REP);
+	ipoib_cm_id_event(conn, id, IPOIB_CM_EV_REP);
 	return 0;
 
 reject:
@@ -653,6 +658,7 @@ void ipoib_cm_cross_work(struct work_struct *work)
 /**
  * ipoib_cm_rej_handler - a REJ for a connection
  * @conn: the connection
+ * @id: the CM id the REJ came on (conn->id may be gone already)
  * @event: the REJ
  *
  * A peer that does not know the Service ID Linux uses is dialled again
@@ -662,7 +668,7 @@ void ipoib_cm_cross_work(struct work_struct *work)
  * on its way, brings the connection.  Ours keeps its packets until that
  * REQ arrives (ipoib_cm_req_handler() then yields it), or gives up.
  */
-void ipoib_cm_rej_handler(struct ipoib_cm_conn *conn,
+void ipoib_cm_rej_handler(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 			  const struct ib_cm_event *event)
 {
 	struct ipoib_priv *priv = conn->priv;
@@ -674,7 +680,7 @@ void ipoib_cm_rej_handler(struct ipoib_cm_conn *conn,
 	    !conn->ietf_sid) {
 		conn->ietf_sid = true;
 		ipoib_cm_count(priv, IPOIB_CM_ST_IETF_RETRY, 1);
-		if (!ipoib_cm_send_req(conn))
+		if (!ipoib_cm_send_req(conn, id))
 			return;
 	}
 	if (conn->active && ipoib_cm_bidirectional &&
