@@ -344,7 +344,15 @@ struct ipoib_cm_conn {
 	u32 qpn;			/* the peer's UD QPN */
 	bool active;			/* we sent the REQ */
 	enum ipoib_cm_state state;	/* under cm.lock */
-	bool reaping;			/* on the reap list */
+	/*
+	 * Under cm.lock.  Set when the connection is queued for the reaper,
+	 * cleared only by the reaper, in the same cm.lock section where it
+	 * reads the state to keep a FAILED connection in the table or take
+	 * any other out of it (ipoib_cm_reap_finish()).  So a connection
+	 * leaves the table only through the reaper, torn down exactly once,
+	 * and a close that comes while it is being reaped is seen there.
+	 */
+	bool reaping;
 	bool on_poll_list;		/* under cm.poll_lock */
 	bool ietf_sid;			/* dial the RFC's Service ID */
 	bool est_notified;		/* ib_cm_notify() done */
@@ -658,8 +666,11 @@ int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 void ipoib_cm_rej_handler(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 			  const struct ib_cm_event *event);
 void ipoib_cm_tx_flush(struct ipoib_cm_conn *conn);
-void ipoib_cm_tx_fallback(struct ipoib_cm_conn *conn);
-void ipoib_cm_tx_yield(struct ipoib_cm_conn *conn);
+void ipoib_cm_tx_fallback(struct ipoib_cm_conn *conn,
+			  struct sk_buff_head *waiting,
+			  struct sk_buff_head *too_big);
+void ipoib_cm_tx_yield(struct ipoib_cm_conn *conn,
+		       struct sk_buff_head *waiting);
 void ipoib_cm_tx_cq_event(struct ib_cq *cq, void *ctx);
 void ipoib_cm_poll_tx(struct ipoib_priv *priv);
 int ipoib_cm_tx_drain(struct ipoib_cm_conn *conn);

@@ -362,14 +362,45 @@ static void ipoib_cm_free(struct ipoib_cm_conn *conn)
 	kfree_rcu(conn, rcu);
 }
 
-/* Forget a closed connection: off the table, and freed after RCU. */
-static void ipoib_cm_forget(struct ipoib_cm_conn *conn)
+/*
+ * The end of a reap: keep a FAILED connection in the table, QP-less,
+ * serving its peer over UD until its retry, or take any other out of it.
+ * Decided in the cm.lock section that clears conn->reaping, so a state
+ * change before it is seen here and one after it queues a new reap.
+ * Under the transmit lock, so that no new packet to the peer overtakes
+ * the ones that waited.  Returns true if the connection was kept.
+ */
+static bool ipoib_cm_reap_finish(struct ipoib_cm_conn *conn)
 {
 	struct ipoib_priv *priv = conn->priv;
+	struct sk_buff_head waiting, too_big;
 	struct sk_buff *skb;
 	unsigned int n = 0;
+	bool keep;
 
-	while ((skb = skb_dequeue(&conn->queue))) {
+	__skb_queue_head_init(&waiting);
+	__skb_queue_head_init(&too_big);
+	netif_tx_lock_bh(priv->netdev);
+	spin_lock(&priv->cm.lock);
+	keep = conn->state == IPOIB_CM_FAILED;
+	conn->reaping = false;
+	if (!keep) {
+		hash_del(&conn->node);
+		priv->cm.nr_conns--;
+	}
+	spin_lock(&conn->lock);
+	skb_queue_splice_init(&conn->queue, &waiting);
+	spin_unlock(&conn->lock);
+	spin_unlock(&priv->cm.lock);
+	if (keep)
+		ipoib_cm_tx_fallback(conn, &waiting, &too_big);
+	else if (conn->yield)
+		ipoib_cm_tx_yield(conn, &waiting);
+	netif_tx_unlock_bh(priv->netdev);
+
+	while ((skb = __skb_dequeue(&too_big)))
+		ipoib_too_big(priv, skb, priv->ud_mtu);
+	while ((skb = __skb_dequeue(&waiting))) {
 		dev_kfree_skb_any(skb);
 		n++;
 	}
@@ -377,6 +408,13 @@ static void ipoib_cm_forget(struct ipoib_cm_conn *conn)
 		ipoib_cm_count(priv, IPOIB_CM_ST_HOLD_DROPPED, n);
 		ipoib_count_drops(priv, IPOIB_DROP_NOT_READY, n);
 	}
+	return keep;
+}
+
+/* Free a connection the reaper took out of the table, after RCU. */
+static void ipoib_cm_forget(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_priv *priv = conn->priv;
 
 	spin_lock_irq(&priv->cm.poll_lock);
 	if (conn->on_poll_list) {
@@ -385,10 +423,6 @@ static void ipoib_cm_forget(struct ipoib_cm_conn *conn)
 	}
 	spin_unlock_irq(&priv->cm.poll_lock);
 
-	spin_lock_bh(&priv->cm.lock);
-	hash_del(&conn->node);
-	priv->cm.nr_conns--;
-	spin_unlock_bh(&priv->cm.lock);
 	wake_up(&priv->cm.drain_wait);
 	ipoib_cm_free(conn);
 }
@@ -398,7 +432,6 @@ static void ipoib_cm_reap_work(struct work_struct *work)
 	struct ipoib_priv *priv = container_of(work, struct ipoib_priv,
 					       cm.reap_work);
 	struct ipoib_cm_conn *conn;
-	enum ipoib_cm_state state;
 
 	for (;;) {
 		spin_lock_bh(&priv->cm.lock);
@@ -414,19 +447,10 @@ static void ipoib_cm_reap_work(struct work_struct *work)
 		/* A start task still queued would find the QP gone. */
 		cancel_work_sync(&conn->start_work);
 		ipoib_cm_teardown(conn);
-
-		spin_lock_bh(&priv->cm.lock);
-		state = conn->state;
-		spin_unlock_bh(&priv->cm.lock);
-
-		if (state == IPOIB_CM_FAILED) {
-			ipoib_cm_tx_fallback(conn);
-		} else {
-			if (conn->yield)
-				ipoib_cm_tx_yield(conn);
-			ipoib_cm_count(priv, IPOIB_CM_ST_CLOSED, 1);
-			ipoib_cm_forget(conn);
-		}
+		if (ipoib_cm_reap_finish(conn))
+			continue;
+		ipoib_cm_count(priv, IPOIB_CM_ST_CLOSED, 1);
+		ipoib_cm_forget(conn);
 	}
 }
 
@@ -719,10 +743,8 @@ void ipoib_cm_stop(struct ipoib_priv *priv)
 	spin_lock_bh(&priv->cm.lock);
 	priv->cm.stopping = true;
 	hash_for_each_safe(priv->cm.conns, bkt, tmp, conn, node) {
-		struct ipoib_cm_transition t;
-
-		t = ipoib_cm_fsm(conn->state, IPOIB_CM_EV_SHUTDOWN);
-		ipoib_cm_set_state(conn, t.next, IPOIB_CM_EV_SHUTDOWN);
+		/* Being reaped already: the reaper sees CLOSING at its end. */
+		ipoib_cm_event_locked(conn, IPOIB_CM_EV_SHUTDOWN);
 		ipoib_cm_queue_reap(conn);
 		n++;
 	}

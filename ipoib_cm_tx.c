@@ -384,38 +384,29 @@ void ipoib_cm_tx_release(struct ipoib_cm_conn *conn)
 /**
  * ipoib_cm_tx_fallback - a connection failed: its packets go over UD
  * @conn: the connection, FAILED, its QP gone
+ * @waiting: the packets that waited on it, in order
+ * @too_big: gets those over the UD MTU, for an ICMP error outside the lock
  *
  * Under the transmit lock, so no new packet for the peer overtakes the
  * ones that waited.  From now until retry_at, ipoib_cm_xmit() sends the
  * peer's packets over UD.
  */
-void ipoib_cm_tx_fallback(struct ipoib_cm_conn *conn)
+void ipoib_cm_tx_fallback(struct ipoib_cm_conn *conn,
+			  struct sk_buff_head *waiting,
+			  struct sk_buff_head *too_big)
 {
 	struct ipoib_priv *priv = conn->priv;
-	struct sk_buff_head waiting, too_big;
 	struct sk_buff *skb;
 
-	__skb_queue_head_init(&waiting);
-	__skb_queue_head_init(&too_big);
-	netif_tx_lock_bh(priv->netdev);
-	spin_lock(&priv->cm.lock);
-	conn->reaping = false;
-	spin_lock(&conn->lock);
-	skb_queue_splice_init(&conn->queue, &waiting);
-	spin_unlock(&conn->lock);
-	spin_unlock(&priv->cm.lock);
-
-	while ((skb = __skb_dequeue(&waiting))) {
+	lockdep_assert_held(&priv->netdev->tx_global_lock);
+	while ((skb = __skb_dequeue(waiting))) {
 		ipoib_cm_count(priv, IPOIB_CM_ST_FALLBACK_TX, 1);
 		skb_pull(skb, IPOIB_PSEUDO_LEN);
 		if (skb->len > priv->ud_mtu + IPOIB_ENCAP_LEN)
-			__skb_queue_tail(&too_big, skb);
+			__skb_queue_tail(too_big, skb);
 		else
 			ipoib_ud_send(priv, skb, conn->ah, conn->qpn);
 	}
-	netif_tx_unlock_bh(priv->netdev);
-	while ((skb = __skb_dequeue(&too_big)))
-		ipoib_too_big(priv, skb, priv->ud_mtu);
 	netdev_dbg(priv->netdev, "connection to %pI6/0x%06x failed: UD for %u s\n",
 		   conn->gid.raw, conn->qpn, conn->backoff);
 }
@@ -695,26 +686,22 @@ void ipoib_cm_rej_handler(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 
 /**
  * ipoib_cm_tx_yield - send a closing connection's packets another way
- * @conn: the connection, its QP gone
+ * @conn: the connection, its QP gone, out of the table
+ * @waiting: the packets that waited on it, in order
  *
  * Crossing REQs: the peer's connection carries our packets too.  They go
  * through the transmit path again, under the transmit lock so that order
  * is kept, and find that connection (or UD).
  */
-void ipoib_cm_tx_yield(struct ipoib_cm_conn *conn)
+void ipoib_cm_tx_yield(struct ipoib_cm_conn *conn,
+		       struct sk_buff_head *waiting)
 {
 	struct ipoib_priv *priv = conn->priv;
-	struct sk_buff_head waiting;
 	struct sk_buff *skb;
 
-	__skb_queue_head_init(&waiting);
-	netif_tx_lock_bh(priv->netdev);
-	spin_lock(&conn->lock);
-	skb_queue_splice_init(&conn->queue, &waiting);
-	spin_unlock(&conn->lock);
-	while ((skb = __skb_dequeue(&waiting)))
+	lockdep_assert_held(&priv->netdev->tx_global_lock);
+	while ((skb = __skb_dequeue(waiting)))
 		ipoib_path_xmit(priv, skb, skb->data);
-	netif_tx_unlock_bh(priv->netdev);
 }
 
 /**
