@@ -334,7 +334,7 @@ enum {
 /* One RC connection and its QP. */
 struct ipoib_cm_conn {
 	struct hlist_node node;		/* priv->cm.conns, under cm.lock */
-	struct list_head poll_node;	/* priv->cm.poll_list */
+	struct list_head poll_node;	/* priv->cm.poll_list, poll_lock */
 	struct list_head reap_node;	/* priv->cm.reap_list */
 	struct rcu_head rcu;
 	struct ipoib_priv *priv;
@@ -354,6 +354,14 @@ struct ipoib_cm_conn {
 	 */
 	bool reaping;
 	bool on_poll_list;		/* under cm.poll_lock */
+	/*
+	 * Under cm.poll_lock: the send CQ exists and the connection may be
+	 * put on the poll list.  Cleared, and the connection taken off the
+	 * list, before the send CQ is destroyed (ipoib_cm_tx_release()); a
+	 * NAPI poll that still holds the connection then cannot put it back
+	 * after the reaper is done with it.
+	 */
+	bool poll_open;
 	bool ietf_sid;			/* dial the RFC's Service ID */
 	bool est_notified;		/* ib_cm_notify() done */
 	bool yield;			/* closing: packets to another conn */
@@ -462,7 +470,7 @@ struct ipoib_cm_dev {
 
 	struct napi_struct napi;	/* RC receives and sends */
 	struct ib_cq *recv_cq;		/* every RC QP's receive CQ */
-	spinlock_t poll_lock;
+	spinlock_t poll_lock;		/* any context, IRQ-safe */
 	struct list_head poll_list;	/* conns whose send CQ fired */
 
 	/* SRQ backend */
@@ -558,6 +566,19 @@ struct ipoib_priv {
 static inline struct ipoib_priv *ipoib_priv(const struct net_device *dev)
 {
 	return netdev_priv(dev);
+}
+
+/*
+ * Schedule the CM NAPI from process context.  napi_schedule() only marks
+ * the softirq pending; run with BH disabled, local_bh_enable() runs it
+ * at once instead of whenever the next interrupt comes.  Not for IRQ
+ * context or with interrupts disabled.
+ */
+static inline void ipoib_cm_napi_kick(struct ipoib_priv *priv)
+{
+	local_bh_disable();
+	napi_schedule(&priv->cm.napi);
+	local_bh_enable();
 }
 
 static inline void ipoib_cm_count(struct ipoib_priv *priv,
@@ -672,6 +693,8 @@ void ipoib_cm_tx_fallback(struct ipoib_cm_conn *conn,
 void ipoib_cm_tx_yield(struct ipoib_cm_conn *conn,
 		       struct sk_buff_head *waiting);
 void ipoib_cm_tx_cq_event(struct ib_cq *cq, void *ctx);
+void ipoib_cm_poll_open(struct ipoib_cm_conn *conn);
+void ipoib_cm_poll_close(struct ipoib_cm_conn *conn);
 void ipoib_cm_poll_tx(struct ipoib_priv *priv);
 int ipoib_cm_tx_drain(struct ipoib_cm_conn *conn);
 void ipoib_cm_tx_release(struct ipoib_cm_conn *conn);

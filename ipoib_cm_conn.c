@@ -239,6 +239,7 @@ int ipoib_cm_create_qp(struct ipoib_cm_conn *conn)
 	ret = xa_insert_bh(&priv->cm.qpns, conn->qp_num, conn, GFP_KERNEL);
 	if (ret)
 		goto err_qp;
+	ipoib_cm_poll_open(conn);
 	return 0;
 
 err_qp:
@@ -300,9 +301,7 @@ static void ipoib_cm_rx_barrier(struct ipoib_priv *priv)
 			netdev_warn(priv->netdev, "receive CQ not polled in time\n");
 			return;
 		}
-		local_bh_disable();
-		napi_schedule(&priv->cm.napi);
-		local_bh_enable();
+		ipoib_cm_napi_kick(priv);
 		wait_event_timeout(priv->cm.drain_wait,
 				   ipoib_cm_rx_passed(priv, gen, polled),
 				   HZ / 50 + 1);
@@ -411,18 +410,16 @@ static bool ipoib_cm_reap_finish(struct ipoib_cm_conn *conn)
 	return keep;
 }
 
-/* Free a connection the reaper took out of the table, after RCU. */
+/*
+ * Free a connection the reaper took out of the table, after RCU.  Its
+ * send CQ is gone, so ipoib_cm_tx_release() took it off the poll list
+ * for good.
+ */
 static void ipoib_cm_forget(struct ipoib_cm_conn *conn)
 {
 	struct ipoib_priv *priv = conn->priv;
 
-	spin_lock_irq(&priv->cm.poll_lock);
-	if (conn->on_poll_list) {
-		list_del_init(&conn->poll_node);
-		conn->on_poll_list = false;
-	}
-	spin_unlock_irq(&priv->cm.poll_lock);
-
+	WARN_ON_ONCE(conn->poll_open || conn->on_poll_list);
 	wake_up(&priv->cm.drain_wait);
 	ipoib_cm_free(conn);
 }
@@ -812,7 +809,7 @@ static void ipoib_cm_srq_limit_work(struct work_struct *work)
 	/* The limit event is one-shot on rxe: arm it again. */
 	if (priv->cm.srq && ib_modify_srq(priv->cm.srq, &attr, IB_SRQ_LIMIT))
 		netdev_dbg(priv->netdev, "cannot re-arm the SRQ limit\n");
-	napi_schedule(&priv->cm.napi);
+	ipoib_cm_napi_kick(priv);
 }
 
 static void ipoib_cm_set_rc_flag(struct ipoib_priv *priv, bool on)

@@ -266,20 +266,57 @@ static void ipoib_cm_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	conn->tx_tail++;
 }
 
-/* A connection's send CQ fired: let the NAPI poll it. */
-void ipoib_cm_tx_cq_event(struct ib_cq *cq, void *ctx)
+/*
+ * Put a connection on the poll list unless its send CQ is going away.
+ * Returns true if it is on the list.  Any context.
+ */
+static bool ipoib_cm_poll_add(struct ipoib_cm_conn *conn)
 {
-	struct ipoib_cm_conn *conn = ctx;
 	struct ipoib_priv *priv = conn->priv;
 	unsigned long flags;
+	bool on;
 
 	spin_lock_irqsave(&priv->cm.poll_lock, flags);
-	if (!conn->on_poll_list) {
+	if (conn->poll_open && !conn->on_poll_list) {
 		conn->on_poll_list = true;
 		list_add_tail(&conn->poll_node, &priv->cm.poll_list);
 	}
+	on = conn->on_poll_list;
 	spin_unlock_irqrestore(&priv->cm.poll_lock, flags);
-	napi_schedule(&priv->cm.napi);
+	return on;
+}
+
+/* The send CQ exists: completions may put the connection on the list. */
+void ipoib_cm_poll_open(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_priv *priv = conn->priv;
+
+	spin_lock_irq(&priv->cm.poll_lock);
+	conn->poll_open = true;
+	spin_unlock_irq(&priv->cm.poll_lock);
+}
+
+/* Before the send CQ goes: off the list, and never on it again. */
+void ipoib_cm_poll_close(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_priv *priv = conn->priv;
+
+	spin_lock_irq(&priv->cm.poll_lock);
+	conn->poll_open = false;
+	if (conn->on_poll_list) {
+		list_del_init(&conn->poll_node);
+		conn->on_poll_list = false;
+	}
+	spin_unlock_irq(&priv->cm.poll_lock);
+}
+
+/* A connection's send CQ fired (CQ callback, any context): poll it. */
+void ipoib_cm_tx_cq_event(struct ib_cq *cq, void *ctx)
+{
+	struct ipoib_cm_conn *conn = ctx;
+
+	if (ipoib_cm_poll_add(conn))
+		napi_schedule(&conn->priv->cm.napi);
 }
 
 /*
@@ -319,8 +356,9 @@ void ipoib_cm_poll_tx(struct ipoib_priv *priv)
 		}
 		spin_unlock(&conn->lock);
 		ipoib_cm_icmp(conn, &too_big);
+		/* Refused once the reaper has closed the list to it. */
 		if (again)
-			ipoib_cm_tx_cq_event(NULL, conn);
+			ipoib_cm_poll_add(conn);
 		if (error)
 			ipoib_cm_event(conn, IPOIB_CM_EV_ERROR);
 	}
@@ -360,6 +398,7 @@ void ipoib_cm_tx_release(struct ipoib_cm_conn *conn)
 	struct ib_cq *cq;
 	unsigned int i;
 
+	ipoib_cm_poll_close(conn);
 	spin_lock_bh(&conn->lock);
 	cq = conn->send_cq;
 	conn->send_cq = NULL;
@@ -728,5 +767,6 @@ void ipoib_cm_tx_flush(struct ipoib_cm_conn *conn)
 		ipoib_cm_count(priv, IPOIB_CM_ST_FLUSHED, n);
 	ipoib_cm_icmp(conn, &too_big);
 	/* Completions may have come before the CQ was armed. */
-	ipoib_cm_tx_cq_event(NULL, conn);
+	if (ipoib_cm_poll_add(conn))
+		ipoib_cm_napi_kick(priv);
 }
