@@ -761,43 +761,57 @@ void ipoib_cm_stop(struct ipoib_priv *priv)
 		    n, jiffies_to_msecs(jiffies - start));
 }
 
-/* Close connections nobody used for cm_idle_timeout seconds. */
+/*
+ * cm_idle_timeout is writable at run time: a value over a week is taken
+ * as a week, which keeps it in jiffies well inside what time_after()
+ * compares correctly, on 32-bit as well.
+ */
+#define IPOIB_CM_IDLE_MAX	(7U * 24 * 3600)
+
+/*
+ * Close connections nobody used for cm_idle_timeout seconds.  Choosing a
+ * connection and closing it happen in one cm.lock section, so it cannot
+ * be used or change state in between.
+ */
 static void ipoib_cm_idle_work(struct work_struct *work)
 {
 	struct ipoib_priv *priv = container_of(to_delayed_work(work),
 					       struct ipoib_priv,
 					       cm.idle_work);
-	unsigned int timeout = READ_ONCE(ipoib_cm_idle_timeout);
-	struct ipoib_cm_conn *conn, *idle[16];
-	unsigned int n = 0, i;
+	unsigned int timeout = min(READ_ONCE(ipoib_cm_idle_timeout),
+				   IPOIB_CM_IDLE_MAX);
+	unsigned long idle = (unsigned long)timeout * HZ;
+	struct ipoib_cm_transition t;
+	struct ipoib_cm_conn *conn;
+	unsigned int n = 0;
 	int bkt;
 
 	if (timeout) {
 		spin_lock_bh(&priv->cm.lock);
 		hash_for_each(priv->cm.conns, bkt, conn, node) {
-			if (n == ARRAY_SIZE(idle))
-				break;
 			if (conn->reaping ||
 			    !time_after(jiffies, READ_ONCE(conn->last_used) +
-					timeout * HZ))
+					idle))
 				continue;
-			if (conn->state == IPOIB_CM_LIVE ||
-			    conn->state == IPOIB_CM_REP_SENT ||
-			    conn->state == IPOIB_CM_FAILED)
-				idle[n++] = conn;
+			/* Pending connections are left to the CM's timers. */
+			if (conn->state != IPOIB_CM_LIVE &&
+			    conn->state != IPOIB_CM_REP_SENT &&
+			    conn->state != IPOIB_CM_FAILED)
+				continue;
+			t = ipoib_cm_event_locked(conn, IPOIB_CM_EV_IDLE);
+			if (t.action == IPOIB_CM_ACT_CLOSE)
+				n++;
 		}
 		spin_unlock_bh(&priv->cm.lock);
-		/* The table's lock is dropped, but only the reaper frees. */
-		for (i = 0; i < n; i++) {
-			netdev_dbg(priv->netdev, "closing idle connection to %pI6/0x%06x\n",
-				   idle[i]->gid.raw, idle[i]->qpn);
-			ipoib_cm_count(priv, IPOIB_CM_ST_IDLE_REAPED, 1);
-			ipoib_cm_event(idle[i], IPOIB_CM_EV_IDLE);
+		if (n) {
+			netdev_dbg(priv->netdev, "closing %u idle connections\n",
+				   n);
+			ipoib_cm_count(priv, IPOIB_CM_ST_IDLE_REAPED, n);
 		}
 	}
 	queue_delayed_work(priv->cm.wq, &priv->cm.idle_work,
-			   timeout ? clamp(timeout * HZ / 4, HZ, 60 * HZ) :
-			   60 * HZ);
+			   timeout ? clamp(idle / 4, (unsigned long)HZ,
+					   60UL * HZ) : 60 * HZ);
 }
 
 static void ipoib_cm_srq_limit_work(struct work_struct *work)
