@@ -281,6 +281,7 @@ enum ipoib_cm_stat {
 	IPOIB_CM_ST_REQ_REJECTED,	/* REQs we refused */
 	IPOIB_CM_ST_BAD_REQ,		/* of which malformed */
 	IPOIB_CM_ST_NO_QP,		/* of which over the no-SRQ cap */
+	IPOIB_CM_ST_BAD_PKEY,		/* of which in another partition */
 	IPOIB_CM_ST_FAILED,		/* our REQs that failed: UD fallback */
 	IPOIB_CM_ST_FALLBACK_TX,	/* packets sent over UD meanwhile */
 	IPOIB_CM_ST_IETF_RETRY,		/* REQs redialled on the RFC's ID */

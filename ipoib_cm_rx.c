@@ -355,6 +355,22 @@ static bool ipoib_cm_req_loses(struct ipoib_priv *priv,
 }
 
 /*
+ * A REQ belongs to this interface only if it is for the interface's
+ * partition: the low 15 bits of the P_Key name the partition, the top
+ * bit is the sender's membership type, which may be limited (a full
+ * member, as we are, talks to limited members).  The REQ's Service ID
+ * names our UD QPN; a peer in another partition that dials it must not
+ * get a connection across partitions.
+ */
+static bool ipoib_cm_req_pkey_ok(struct ipoib_priv *priv,
+				 const struct ib_cm_req_event_param *req)
+{
+	u16 pkey = be16_to_cpu(req->primary_path->pkey);
+
+	return (pkey & 0x7fff) == (priv->pkey & 0x7fff);
+}
+
+/*
  * The CM learns the PSN we expect only when the REP goes out, after RTR:
  * @psn is that PSN, given to the QP here and to the peer in the REP.
  */
@@ -432,6 +448,16 @@ int ipoib_cm_req_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 				     ret ? "private data too short" :
 				     "not an RC QP");
 		ipoib_cm_count(priv, IPOIB_CM_ST_BAD_REQ, 1);
+		goto reject;
+	}
+	if (!ipoib_cm_req_pkey_ok(priv, req)) {
+		net_info_ratelimited("%s: REQ from %pI6 for P_Key 0x%04x rejected: interface P_Key is 0x%04x\n",
+				     priv->netdev->name,
+				     req->primary_path->dgid.raw,
+				     be16_to_cpu(req->primary_path->pkey),
+				     priv->pkey);
+		ipoib_cm_count(priv, IPOIB_CM_ST_BAD_PKEY, 1);
+		reason = IB_CM_REJ_UNSUPPORTED;
 		goto reject;
 	}
 	if (!READ_ONCE(priv->cm.running)) {
