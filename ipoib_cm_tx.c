@@ -648,8 +648,23 @@ int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 	ret = ipoib_cm_pdata_unpack(event->private_data,
 				    IB_CM_REP_PRIVATE_DATA_SIZE, &pd);
 	if (ret) {
-		netdev_warn_once(priv->netdev, "malformed REP from %pI6: %d\n",
-				 conn->gid.raw, ret);
+		net_warn_ratelimited("%s: malformed REP from %pI6: %s\n",
+				     priv->netdev->name, conn->gid.raw,
+				     ret == -ERANGE ?
+				     "receive MTU out of range" :
+				     "private data too short");
+		goto reject;
+	}
+	/*
+	 * RFC 4755 section 6: the private data carries the sender's UD QPN
+	 * (not the RC QPN the REP announces in its own field).  The peer we
+	 * dialled is the one whose UD QPN is in the Service ID: a REP that
+	 * names another is not from it, or is garbled.
+	 */
+	if (pd.qpn != conn->qpn) {
+		net_warn_ratelimited("%s: REP from %pI6 names UD QPN 0x%06x, we dialled 0x%06x: rejected\n",
+				     priv->netdev->name, conn->gid.raw,
+				     pd.qpn, conn->qpn);
 		goto reject;
 	}
 	conn->mtu = ipoib_cm_conn_mtu(priv->cm.rx_mtu, pd.rx_mtu);
