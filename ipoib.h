@@ -9,6 +9,7 @@
 #define _IPOIB_H
 
 #include <linux/hashtable.h>
+#include <linux/ipv6.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -62,8 +63,13 @@ bool ipoib_mgid_valid(const union ib_gid *mgid, const u8 *broadcast);
 #define IPOIB_CM_SID_OFED	0x1000000000000000ULL
 #define IPOIB_CM_SID_IETF	0x0100000000000000ULL
 #define IPOIB_CM_SID_MASK	0xffffffffff000000ULL
-/* The smallest receive MTU accepted from a peer: IPv4's minimum + header. */
-#define IPOIB_CM_MIN_RX_MTU	(68 + IPOIB_ENCAP_LEN)
+/*
+ * The smallest receive MTU accepted from a peer: IPv6's minimum link MTU
+ * plus the header.  A connection below it would be an IPv6 black hole
+ * (IPv6 ignores a "too big" under 1280 and does not fragment below it):
+ * such a peer is rejected, and reached over UD.
+ */
+#define IPOIB_CM_MIN_RX_MTU	(IPV6_MIN_MTU + IPOIB_ENCAP_LEN)
 /* The largest RFC 4755 message, 2^31 octets (section 5). */
 #define IPOIB_CM_MAX_RX_MTU	0x80000000U
 

@@ -448,6 +448,8 @@ int ipoib_cm_req_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 				     ret ? "private data too short" :
 				     "not an RC QP");
 		ipoib_cm_count(priv, IPOIB_CM_ST_BAD_REQ, 1);
+		if (ret == -ERANGE)
+			reason = IB_CM_REJ_INVALID_MTU;
 		goto reject;
 	}
 	if (!ipoib_cm_req_pkey_ok(priv, req)) {
