@@ -319,6 +319,11 @@ extern const char *const ipoib_cm_stat_names[IPOIB_CM_ST_MAX];
  */
 #define IPOIB_CM_MIN_RNR_TIMER	IB_RNR_TIMER_001_28
 
+/* How long teardown waits for a QP's completions before leaking it. */
+#define IPOIB_CM_DRAIN_TIMEOUT	(5 * HZ)
+/* Receive CQ entries kept for the SRQ teardown's drain markers. */
+#define IPOIB_CM_DRAIN_WRS	2
+
 /* A receive buffer of connected mode: page fragments, no linear part. */
 #define IPOIB_CM_RX_MTU_MAX	(65520 + IPOIB_ENCAP_LEN)
 #define IPOIB_CM_MAX_FRAGS	DIV_ROUND_UP(IPOIB_CM_RX_MTU_MAX, PAGE_SIZE)
@@ -336,6 +341,7 @@ struct ipoib_cm_rx_buf {
 enum {
 	IPOIB_CM_QP_COMM_EST,	/* data in RTR: tell the CM */
 	IPOIB_CM_QP_FATAL,	/* a fatal QP event */
+	IPOIB_CM_QP_LAST_WQE,	/* SRQ: Last WQE Reached (teardown waits) */
 };
 
 /* One RC connection and its QP. */
@@ -390,6 +396,18 @@ struct ipoib_cm_conn {
 	struct ib_cm_id *id;
 	struct ib_qp *qp;
 	u32 qp_num;
+	/*
+	 * The QP reached RTR: from then on it may take receive buffers, and
+	 * teardown must see every one of them come back.  Written before the
+	 * QP can receive, read by the reaper once the CM id is gone.
+	 */
+	bool rtr;
+	/*
+	 * Teardown could not prove that no completion of the QP can still
+	 * arrive: the QP, its send CQ and rings were left alone, and this
+	 * structure, which they point to, is never freed.  Reaper only.
+	 */
+	bool leaked;
 	struct ipoib_ah *ah;		/* active: the UD path, for fallback */
 	struct sa_path_rec *path_rec;	/* active on InfiniBand: from the SA */
 	u32 mtu;			/* IP MTU of the connection */
@@ -451,8 +469,12 @@ struct ipoib_cm_rx_ops {
 	/* A buffer came back; give it (refilled) to the HCA again. */
 	void (*repost)(struct ipoib_priv *priv, struct ipoib_cm_conn *conn,
 		       struct ipoib_cm_rx_buf *buf, bool consumed);
-	/* Every receive of the QP has completed (it is in ERR). */
-	bool (*drained)(struct ipoib_cm_conn *conn);
+	/*
+	 * The QP is in ERR: wait until no completion of its receives can
+	 * still arrive in, or wait in, the receive CQ.  0, or an error if
+	 * that cannot be shown in time: then the QP must not be destroyed.
+	 */
+	int (*drain)(struct ipoib_cm_conn *conn);
 	void (*release)(struct ipoib_cm_conn *conn);
 	void (*show)(struct seq_file *m, struct ipoib_cm_conn *conn);
 };
@@ -494,8 +516,20 @@ struct ipoib_cm_dev {
 	struct work_struct reap_work;
 	struct delayed_work idle_work;
 	wait_queue_head_t drain_wait;
-	unsigned long rx_gen;		/* NAPI passes that emptied recv_cq */
-	unsigned long rx_polled;	/* completions taken from recv_cq */
+
+	/*
+	 * SRQ teardown (ipoib_cm_srq.c): a QP kept in ERR whose receive
+	 * queue flushes each marker posted to it into recv_cq at once, after
+	 * whatever is in recv_cq already.  drain_posted is the reaper's,
+	 * drain_done the NAPI's (markers consumed).
+	 */
+	struct ib_qp *drain_qp;
+	struct ib_cqe drain_cqe;
+	unsigned long drain_posted;
+	unsigned long drain_done;
+	/* The provider did not raise Last WQE Reached in time (rxe, 6.1). */
+	bool no_last_wqe;
+	unsigned int leaked_qps;	/* reaper; QPs teardown had to leave */
 
 	struct dentry *debugfs;
 	u32 rtu_delay_ms;		/* debugfs, tests only */

@@ -11,11 +11,12 @@
  * A connection is freed after an RCU grace period: the NAPI poll and the
  * QPN lookup of receive completions find it without taking cm.lock.
  *
- * Teardown never relies on IB_EVENT_QP_LAST_WQE_REACHED (rxe on 6.1 never
- * raises it): the QP goes to ERR, its flushed sends are polled from its
- * own CQ, its flushed receives (no-SRQ) are counted down by the NAPI
- * poll, and a completion that arrives for a QP already destroyed finds no
- * connection under its QPN and is dropped.
+ * Teardown destroys a QP only once no completion of it can arrive any
+ * more: the QP goes to ERR, its flushed sends are polled from its own CQ,
+ * and the receive backend waits for its receives (ops->drain: no-SRQ
+ * counts its own flushed receives down, SRQ waits for Last WQE Reached
+ * and then a drain marker).  If that cannot be shown in time, the QP and
+ * everything it points to are leaked, with a warning, never destroyed.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -27,8 +28,6 @@
 
 #include "ipoib.h"
 #include "ipoib_compat.h"
-
-#define IPOIB_CM_DRAIN_TIMEOUT	(5 * HZ)
 
 /* Connections are found by the peer's GID and UD QPN, not its flags. */
 static u32 ipoib_cm_hash(const union ib_gid *gid, u32 qpn)
@@ -174,8 +173,14 @@ static void ipoib_cm_qp_event(struct ib_event *event, void *ctx)
 	case IB_EVENT_PATH_MIG_ERR:
 		set_bit(IPOIB_CM_QP_FATAL, &conn->qp_events);
 		break;
+	case IB_EVENT_QP_LAST_WQE_REACHED:
+		/* The SRQ teardown waits for it (ipoib_cm_srq_drain()). */
+		set_bit(IPOIB_CM_QP_LAST_WQE, &conn->qp_events);
+		if (READ_ONCE(conn->priv->cm.no_last_wqe))
+			WRITE_ONCE(conn->priv->cm.no_last_wqe, false);
+		wake_up(&conn->priv->cm.drain_wait);
+		return;
 	default:
-		/* LAST_WQE_REACHED among them: teardown does not wait for it. */
 		return;
 	}
 	queue_work(conn->priv->cm.wq, &conn->event_work);
@@ -273,39 +278,38 @@ static void ipoib_cm_destroy_qp(struct ipoib_cm_conn *conn)
 	}
 	cancel_work_sync(&conn->event_work);
 	conn->qp_events = 0;
+	conn->rtr = false;
 	ipoib_cm_tx_release(conn);
 	priv->cm.ops->release(conn);
 }
 
 /*
- * Completions leave the receive CQ in order.  Once the NAPI has emptied it
- * twice, or taken as many completions from it as it holds, since the
- * caller's QP went to ERR, every completion that QP had left there has
- * been consumed: nothing in the CQ points at it any more.
+ * Teardown could not show that the QP is done: destroying it, its send CQ
+ * or its rings could let a late completion, or DMA, reach freed memory.
+ * Leave them all, and the connection they point to, allocated for good;
+ * only what nothing on the hardware side refers to is given back.
  */
-static bool ipoib_cm_rx_passed(struct ipoib_priv *priv, unsigned long gen,
-			       unsigned long polled)
+static void ipoib_cm_leak_qp(struct ipoib_cm_conn *conn)
 {
-	return READ_ONCE(priv->cm.rx_gen) - gen >= 2 ||
-	       READ_ONCE(priv->cm.rx_polled) - polled >= priv->cm.recv_cq->cqe;
-}
+	struct ipoib_priv *priv = conn->priv;
 
-static void ipoib_cm_rx_barrier(struct ipoib_priv *priv)
-{
-	unsigned long gen = READ_ONCE(priv->cm.rx_gen);
-	unsigned long polled = READ_ONCE(priv->cm.rx_polled);
-	unsigned long end = jiffies + IPOIB_CM_DRAIN_TIMEOUT;
-
-	while (!ipoib_cm_rx_passed(priv, gen, polled)) {
-		if (time_after(jiffies, end)) {
-			netdev_warn(priv->netdev, "receive CQ not polled in time\n");
-			return;
-		}
-		ipoib_cm_napi_kick(priv);
-		wait_event_timeout(priv->cm.drain_wait,
-				   ipoib_cm_rx_passed(priv, gen, polled),
-				   HZ / 50 + 1);
-	}
+	netdev_warn(priv->netdev, "RC QP 0x%06x: completions may still arrive: QP, CQ and buffers leaked\n",
+		    conn->qp_num);
+	conn->leaked = true;
+	priv->cm.leaked_qps++;
+	ipoib_cm_poll_close(conn);
+	spin_lock_bh(&conn->lock);
+	conn->qp = NULL;
+	conn->send_cq = NULL;
+	conn->tx_ring = NULL;
+	conn->tx_head = 0;
+	conn->tx_tail = 0;
+	spin_unlock_bh(&conn->lock);
+	/* SRQ completions of the QP now count as for a closed connection. */
+	xa_erase_bh(&priv->cm.qpns, conn->qp_num);
+	cancel_work_sync(&conn->event_work);
+	/* No-SRQ: buffers still on the QP are left to their completions. */
+	priv->cm.ops->release(conn);
 }
 
 /* Take a connection's QP down: ERR, CM id gone, completions consumed. */
@@ -314,6 +318,7 @@ static void ipoib_cm_teardown(struct ipoib_cm_conn *conn)
 	struct ipoib_priv *priv = conn->priv;
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	struct ib_cm_id *id;
+	int ret;
 
 	spin_lock_bh(&conn->lock);
 	conn->sendable = false;
@@ -337,28 +342,39 @@ static void ipoib_cm_teardown(struct ipoib_cm_conn *conn)
 		return;
 	}
 
-	if (ib_modify_qp(conn->qp, &attr, IB_QP_STATE))
-		netdev_warn(priv->netdev, "cannot move RC QP 0x%06x to ERR\n",
-			    conn->qp_num);
-	if (ipoib_cm_tx_drain(conn))
-		netdev_warn(priv->netdev,
-			    "RC QP 0x%06x: sends not flushed in time\n",
-			    conn->qp_num);
-	if (!wait_event_timeout(priv->cm.drain_wait,
-				priv->cm.ops->drained(conn),
-				IPOIB_CM_DRAIN_TIMEOUT))
-		netdev_warn(priv->netdev,
-			    "RC QP 0x%06x: receives not flushed in time\n",
-			    conn->qp_num);
-	ipoib_cm_rx_barrier(priv);
-	ipoib_cm_destroy_qp(conn);
+	ret = ib_modify_qp(conn->qp, &attr, IB_QP_STATE);
+	if (ret)
+		netdev_warn(priv->netdev, "cannot move RC QP 0x%06x to ERR: %d\n",
+			    conn->qp_num, ret);
+	if (!ret) {
+		ret = ipoib_cm_tx_drain(conn);
+		if (ret)
+			netdev_warn(priv->netdev,
+				    "RC QP 0x%06x: sends not flushed in time\n",
+				    conn->qp_num);
+	}
+	if (!ret) {
+		ret = priv->cm.ops->drain(conn);
+		if (ret)
+			netdev_warn(priv->netdev,
+				    "RC QP 0x%06x: receives not drained: %d\n",
+				    conn->qp_num, ret);
+	}
+	if (ret)
+		ipoib_cm_leak_qp(conn);
+	else
+		ipoib_cm_destroy_qp(conn);
 }
 
 static void ipoib_cm_free(struct ipoib_cm_conn *conn)
 {
 	ipoib_ah_put(conn->ah);
+	conn->ah = NULL;
 	kfree(conn->path_rec);
-	kfree_rcu(conn, rcu);
+	conn->path_rec = NULL;
+	/* A leaked QP, CQ or buffer still points here. */
+	if (!conn->leaked)
+		kfree_rcu(conn, rcu);
 }
 
 /*
@@ -381,7 +397,8 @@ static bool ipoib_cm_reap_finish(struct ipoib_cm_conn *conn)
 	__skb_queue_head_init(&too_big);
 	netif_tx_lock_bh(priv->netdev);
 	spin_lock(&priv->cm.lock);
-	keep = conn->state == IPOIB_CM_FAILED;
+	/* A connection whose QP was leaked is never used again. */
+	keep = conn->state == IPOIB_CM_FAILED && !conn->leaked;
 	conn->reaping = false;
 	if (!keep) {
 		hash_del(&conn->node);
@@ -655,7 +672,9 @@ int ipoib_cm_start(struct ipoib_priv *priv)
 	cqe = ipoib_recvq_size;
 	if (priv->cm.ops == &ipoib_cm_nosrq_ops)
 		cqe = ipoib_recvq_size * max(ipoib_cm_max_nosrq, 1U);
-	cq_attr.cqe = min_t(u32, cqe, priv->ibdev->attrs.max_cqe);
+	/* Room for the SRQ teardown's drain markers too. */
+	cq_attr.cqe = min_t(u32, cqe + IPOIB_CM_DRAIN_WRS,
+			    priv->ibdev->attrs.max_cqe);
 	priv->cm.recv_cq = ib_create_cq(priv->ibdev, ipoib_cm_recv_cq_event,
 					NULL, priv, &cq_attr);
 	if (IS_ERR(priv->cm.recv_cq)) {
@@ -755,7 +774,14 @@ void ipoib_cm_stop(struct ipoib_priv *priv)
 	ipoib_cm_drain_recv_cq(priv);
 	cancel_work_sync(&priv->cm.srq_limit_work);
 	priv->cm.ops->stop(priv);
-	ib_destroy_cq(priv->cm.recv_cq);
+	if (priv->cm.leaked_qps) {
+		/* QPs teardown had to leave still complete into it. */
+		netdev_warn(priv->netdev, "%u RC QPs were leaked: their receive CQ is leaked too\n",
+			    priv->cm.leaked_qps);
+		priv->cm.leaked_qps = 0;
+	} else {
+		ib_destroy_cq(priv->cm.recv_cq);
+	}
 	priv->cm.recv_cq = NULL;
 	netdev_info(priv->netdev, "connected mode stopped: %u connections closed in %u ms\n",
 		    n, jiffies_to_msecs(jiffies - start));

@@ -287,12 +287,7 @@ int ipoib_cm_napi_poll(struct napi_struct *napi, int budget)
 			wc[i].wr_cqe->done(priv->cm.recv_cq, &wc[i]);
 		done += n;
 	}
-	WRITE_ONCE(priv->cm.rx_polled, priv->cm.rx_polled + done);
 	if (done < budget) {
-		/* The CQ was found empty: teardown waits for this. */
-		WRITE_ONCE(priv->cm.rx_gen, priv->cm.rx_gen + 1);
-		if (wq_has_sleeper(&priv->cm.drain_wait))
-			wake_up(&priv->cm.drain_wait);
 		if (napi_complete_done(napi, done) &&
 		    ib_req_notify_cq(priv->cm.recv_cq, IB_CQ_NEXT_COMP |
 				     IB_CQ_REPORT_MISSED_EVENTS) > 0)
@@ -509,8 +504,10 @@ int ipoib_cm_req_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 		ret = ipoib_cm_rx_modify(conn, id, IB_QPS_INIT, psn);
 	if (!ret)
 		ret = priv->cm.ops->qp_ready(conn);
-	if (!ret)
+	if (!ret) {
+		conn->rtr = true;	/* may take buffers from now on */
 		ret = ipoib_cm_rx_modify(conn, id, IB_QPS_RTR, psn);
+	}
 	if (!ret)
 		ret = ipoib_cm_send_rep(conn, id, psn);
 	if (ret) {

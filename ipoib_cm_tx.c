@@ -668,6 +668,7 @@ int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 		goto reject;
 	}
 	conn->mtu = ipoib_cm_conn_mtu(priv->cm.rx_mtu, pd.rx_mtu);
+	conn->rtr = true;	/* may take buffers from now on */
 	ret = ipoib_cm_modify(conn, id, IB_QPS_RTR);
 	if (!ret)
 		ret = ipoib_cm_modify(conn, id, IB_QPS_RTS);
