@@ -4,10 +4,16 @@
  * listening, the mode switch and reaping.
  *
  * Locking:
- *   priv->cm.lock (BH)   the table, every connection's state and cm_id.
+ *   priv->cm.lock (BH)   the table, every connection's state, cm_id and
+ *                        reaping flag.
  *   conn->lock (BH)      a connection's send ring, queue, QP and send CQ;
  *                        nests inside cm.lock.
  *   priv->cm.poll_lock   connections whose send CQ fired (any context).
+ * Ownership (details at the fields in ipoib.h):
+ *   - a connection enters the table under cm.lock and leaves it only at
+ *     the end of its reap (ipoib_cm_reap_finish()); only the reaper frees;
+ *   - whoever clears conn->id under cm.lock destroys that CM id;
+ *   - a connection joins the poll list only while its send CQ exists.
  * A connection is freed after an RCU grace period: the NAPI poll and the
  * QPN lookup of receive completions find it without taking cm.lock.
  *

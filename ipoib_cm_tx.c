@@ -96,6 +96,7 @@ static void ipoib_cm_push(struct ipoib_cm_conn *conn,
 {
 	struct sk_buff *skb;
 
+	lockdep_assert_held(&conn->lock);
 	if (!conn->sendable)
 		return;
 	while (conn->tx_head - conn->tx_tail < conn->tx_size &&
@@ -131,6 +132,7 @@ static void ipoib_cm_send_locked(struct ipoib_cm_conn *conn,
 	struct ipoib_priv *priv = conn->priv;
 	bool ready = conn->sendable;
 
+	lockdep_assert_held(&conn->lock);
 	if (ready && skb_queue_empty(&conn->queue) &&
 	    conn->tx_head - conn->tx_tail < conn->tx_size) {
 		if (ipoib_cm_too_big(conn, skb))
@@ -222,6 +224,7 @@ static int ipoib_cm_poll_send(struct ipoib_cm_conn *conn, bool *error)
 	struct ib_wc wc[IPOIB_CM_WC_BATCH];
 	int n, i, total = 0;
 
+	lockdep_assert_held(&conn->lock);
 	while (conn->send_cq &&
 	       (n = ib_poll_cq(conn->send_cq, ARRAY_SIZE(wc), wc)) > 0) {
 		for (i = 0; i < n; i++) {
