@@ -9,6 +9,7 @@
 #define _IPOIB_H
 
 #include <linux/hashtable.h>
+#include <linux/ipv6.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -62,8 +63,13 @@ bool ipoib_mgid_valid(const union ib_gid *mgid, const u8 *broadcast);
 #define IPOIB_CM_SID_OFED	0x1000000000000000ULL
 #define IPOIB_CM_SID_IETF	0x0100000000000000ULL
 #define IPOIB_CM_SID_MASK	0xffffffffff000000ULL
-/* The smallest receive MTU accepted from a peer: IPv4's minimum + header. */
-#define IPOIB_CM_MIN_RX_MTU	(68 + IPOIB_ENCAP_LEN)
+/*
+ * The smallest receive MTU accepted from a peer: IPv6's minimum link MTU
+ * plus the header.  A connection below it would be an IPv6 black hole
+ * (IPv6 ignores a "too big" under 1280 and does not fragment below it):
+ * such a peer is rejected, and reached over UD.
+ */
+#define IPOIB_CM_MIN_RX_MTU	(IPV6_MIN_MTU + IPOIB_ENCAP_LEN)
 /* The largest RFC 4755 message, 2^31 octets (section 5). */
 #define IPOIB_CM_MAX_RX_MTU	0x80000000U
 
@@ -193,6 +199,10 @@ struct ipoib_rx_buf {
 
 struct ipoib_tx_buf {
 	struct ib_cqe cqe;
+	/*
+	 * Set only while a send from this slot is on the QP: a failed map
+	 * or post leaves it NULL, the completion clears it.
+	 */
 	struct sk_buff *skb;
 	struct ipoib_ah *ah;
 	u64 dma[MAX_SKB_FRAGS + 1];
@@ -277,6 +287,7 @@ enum ipoib_cm_stat {
 	IPOIB_CM_ST_REQ_REJECTED,	/* REQs we refused */
 	IPOIB_CM_ST_BAD_REQ,		/* of which malformed */
 	IPOIB_CM_ST_NO_QP,		/* of which over the no-SRQ cap */
+	IPOIB_CM_ST_BAD_PKEY,		/* of which in another partition */
 	IPOIB_CM_ST_FAILED,		/* our REQs that failed: UD fallback */
 	IPOIB_CM_ST_FALLBACK_TX,	/* packets sent over UD meanwhile */
 	IPOIB_CM_ST_IETF_RETRY,		/* REQs redialled on the RFC's ID */
@@ -308,6 +319,11 @@ extern const char *const ipoib_cm_stat_names[IPOIB_CM_ST_MAX];
  */
 #define IPOIB_CM_MIN_RNR_TIMER	IB_RNR_TIMER_001_28
 
+/* How long teardown waits for a QP's completions before leaking it. */
+#define IPOIB_CM_DRAIN_TIMEOUT	(5 * HZ)
+/* Receive CQ entries kept for the SRQ teardown's drain markers. */
+#define IPOIB_CM_DRAIN_WRS	2
+
 /* A receive buffer of connected mode: page fragments, no linear part. */
 #define IPOIB_CM_RX_MTU_MAX	(65520 + IPOIB_ENCAP_LEN)
 #define IPOIB_CM_MAX_FRAGS	DIV_ROUND_UP(IPOIB_CM_RX_MTU_MAX, PAGE_SIZE)
@@ -325,12 +341,13 @@ struct ipoib_cm_rx_buf {
 enum {
 	IPOIB_CM_QP_COMM_EST,	/* data in RTR: tell the CM */
 	IPOIB_CM_QP_FATAL,	/* a fatal QP event */
+	IPOIB_CM_QP_LAST_WQE,	/* SRQ: Last WQE Reached (teardown waits) */
 };
 
 /* One RC connection and its QP. */
 struct ipoib_cm_conn {
 	struct hlist_node node;		/* priv->cm.conns, under cm.lock */
-	struct list_head poll_node;	/* priv->cm.poll_list */
+	struct list_head poll_node;	/* priv->cm.poll_list, poll_lock */
 	struct list_head reap_node;	/* priv->cm.reap_list */
 	struct rcu_head rcu;
 	struct ipoib_priv *priv;
@@ -340,8 +357,24 @@ struct ipoib_cm_conn {
 	u32 qpn;			/* the peer's UD QPN */
 	bool active;			/* we sent the REQ */
 	enum ipoib_cm_state state;	/* under cm.lock */
-	bool reaping;			/* on the reap list */
+	/*
+	 * Under cm.lock.  Set when the connection is queued for the reaper,
+	 * cleared only by the reaper, in the same cm.lock section where it
+	 * reads the state to keep a FAILED connection in the table or take
+	 * any other out of it (ipoib_cm_reap_finish()).  So a connection
+	 * leaves the table only through the reaper, torn down exactly once,
+	 * and a close that comes while it is being reaped is seen there.
+	 */
+	bool reaping;
 	bool on_poll_list;		/* under cm.poll_lock */
+	/*
+	 * Under cm.poll_lock: the send CQ exists and the connection may be
+	 * put on the poll list.  Cleared, and the connection taken off the
+	 * list, before the send CQ is destroyed (ipoib_cm_tx_release()); a
+	 * NAPI poll that still holds the connection then cannot put it back
+	 * after the reaper is done with it.
+	 */
+	bool poll_open;
 	bool ietf_sid;			/* dial the RFC's Service ID */
 	bool est_notified;		/* ib_cm_notify() done */
 	bool yield;			/* closing: packets to another conn */
@@ -351,9 +384,30 @@ struct ipoib_cm_conn {
 	unsigned long last_used;	/* jiffies of the last packet */
 	unsigned long created;
 
-	struct ib_cm_id *id;		/* under cm.lock */
+	/*
+	 * The CM id, set and cleared under cm.lock.  Whoever clears it owns
+	 * its destruction: the reaper (ipoib_cm_teardown()), or the REQ
+	 * handler taking it back on failure, which then returns non-zero so
+	 * the CM destroys it.  A CM callback never reads this field: it uses
+	 * the id it is called with, valid until it returns (the reaper's
+	 * ib_destroy_cm_id() waits for it).  Tasks on cm.wq may read it
+	 * under cm.lock: the reaper runs there too and cancels them first.
+	 */
+	struct ib_cm_id *id;
 	struct ib_qp *qp;
 	u32 qp_num;
+	/*
+	 * The QP reached RTR: from then on it may take receive buffers, and
+	 * teardown must see every one of them come back.  Written before the
+	 * QP can receive, read by the reaper once the CM id is gone.
+	 */
+	bool rtr;
+	/*
+	 * Teardown could not prove that no completion of the QP can still
+	 * arrive: the QP, its send CQ and rings were left alone, and this
+	 * structure, which they point to, is never freed.  Reaper only.
+	 */
+	bool leaked;
 	struct ipoib_ah *ah;		/* active: the UD path, for fallback */
 	struct sa_path_rec *path_rec;	/* active on InfiniBand: from the SA */
 	u32 mtu;			/* IP MTU of the connection */
@@ -415,8 +469,12 @@ struct ipoib_cm_rx_ops {
 	/* A buffer came back; give it (refilled) to the HCA again. */
 	void (*repost)(struct ipoib_priv *priv, struct ipoib_cm_conn *conn,
 		       struct ipoib_cm_rx_buf *buf, bool consumed);
-	/* Every receive of the QP has completed (it is in ERR). */
-	bool (*drained)(struct ipoib_cm_conn *conn);
+	/*
+	 * The QP is in ERR: wait until no completion of its receives can
+	 * still arrive in, or wait in, the receive CQ.  0, or an error if
+	 * that cannot be shown in time: then the QP must not be destroyed.
+	 */
+	int (*drain)(struct ipoib_cm_conn *conn);
 	void (*release)(struct ipoib_cm_conn *conn);
 	void (*show)(struct seq_file *m, struct ipoib_cm_conn *conn);
 };
@@ -441,7 +499,7 @@ struct ipoib_cm_dev {
 
 	struct napi_struct napi;	/* RC receives and sends */
 	struct ib_cq *recv_cq;		/* every RC QP's receive CQ */
-	spinlock_t poll_lock;
+	spinlock_t poll_lock;		/* any context, IRQ-safe */
 	struct list_head poll_list;	/* conns whose send CQ fired */
 
 	/* SRQ backend */
@@ -458,8 +516,20 @@ struct ipoib_cm_dev {
 	struct work_struct reap_work;
 	struct delayed_work idle_work;
 	wait_queue_head_t drain_wait;
-	unsigned long rx_gen;		/* NAPI passes that emptied recv_cq */
-	unsigned long rx_polled;	/* completions taken from recv_cq */
+
+	/*
+	 * SRQ teardown (ipoib_cm_srq.c): a QP kept in ERR whose receive
+	 * queue flushes each marker posted to it into recv_cq at once, after
+	 * whatever is in recv_cq already.  drain_posted is the reaper's,
+	 * drain_done the NAPI's (markers consumed).
+	 */
+	struct ib_qp *drain_qp;
+	struct ib_cqe drain_cqe;
+	unsigned long drain_posted;
+	unsigned long drain_done;
+	/* The provider did not raise Last WQE Reached in time (rxe, 6.1). */
+	bool no_last_wqe;
+	unsigned int leaked_qps;	/* reaper; QPs teardown had to leave */
 
 	struct dentry *debugfs;
 	u32 rtu_delay_ms;		/* debugfs, tests only */
@@ -539,6 +609,19 @@ static inline struct ipoib_priv *ipoib_priv(const struct net_device *dev)
 	return netdev_priv(dev);
 }
 
+/*
+ * Schedule the CM NAPI from process context.  napi_schedule() only marks
+ * the softirq pending; run with BH disabled, local_bh_enable() runs it
+ * at once instead of whenever the next interrupt comes.  Not for IRQ
+ * context or with interrupts disabled.
+ */
+static inline void ipoib_cm_napi_kick(struct ipoib_priv *priv)
+{
+	local_bh_disable();
+	napi_schedule(&priv->cm.napi);
+	local_bh_enable();
+}
+
 static inline void ipoib_cm_count(struct ipoib_priv *priv,
 				  enum ipoib_cm_stat what, u64 n)
 {
@@ -608,7 +691,18 @@ void ipoib_cm_cleanup(struct ipoib_priv *priv);
 int ipoib_cm_start(struct ipoib_priv *priv);
 void ipoib_cm_stop(struct ipoib_priv *priv);
 int ipoib_set_mode(struct ipoib_priv *priv, bool connected);
-void ipoib_cm_event(struct ipoib_cm_conn *conn, enum ipoib_cm_event ev);
+struct ipoib_cm_transition ipoib_cm_event_locked(struct ipoib_cm_conn *conn,
+						 enum ipoib_cm_event ev);
+void ipoib_cm_id_event(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
+		       enum ipoib_cm_event ev);
+
+/* An event from outside a CM callback: it never establishes. */
+static inline void ipoib_cm_event(struct ipoib_cm_conn *conn,
+				  enum ipoib_cm_event ev)
+{
+	ipoib_cm_id_event(conn, NULL, ev);
+}
+
 struct ipoib_cm_conn *ipoib_cm_conn_alloc(struct ipoib_priv *priv,
 					  const union ib_gid *gid, u32 qpn,
 					  bool active, gfp_t gfp);
@@ -629,21 +723,26 @@ void ipoib_cm_start_work(struct work_struct *work);
 void ipoib_cm_rtu_work(struct work_struct *work);
 void ipoib_cm_cross_work(struct work_struct *work);
 void ipoib_cm_fill_work(struct work_struct *work);
-int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn,
+int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 			 const struct ib_cm_event *event);
-void ipoib_cm_rej_handler(struct ipoib_cm_conn *conn,
+void ipoib_cm_rej_handler(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 			  const struct ib_cm_event *event);
 void ipoib_cm_tx_flush(struct ipoib_cm_conn *conn);
-void ipoib_cm_tx_fallback(struct ipoib_cm_conn *conn);
-void ipoib_cm_tx_yield(struct ipoib_cm_conn *conn);
+void ipoib_cm_tx_fallback(struct ipoib_cm_conn *conn,
+			  struct sk_buff_head *waiting,
+			  struct sk_buff_head *too_big);
+void ipoib_cm_tx_yield(struct ipoib_cm_conn *conn,
+		       struct sk_buff_head *waiting);
 void ipoib_cm_tx_cq_event(struct ib_cq *cq, void *ctx);
+void ipoib_cm_poll_open(struct ipoib_cm_conn *conn);
+void ipoib_cm_poll_close(struct ipoib_cm_conn *conn);
 void ipoib_cm_poll_tx(struct ipoib_priv *priv);
 int ipoib_cm_tx_drain(struct ipoib_cm_conn *conn);
 void ipoib_cm_tx_release(struct ipoib_cm_conn *conn);
 
 /* ipoib_cm_rx.c */
 int ipoib_cm_req_handler(struct ib_cm_id *id, const struct ib_cm_event *ev);
-void ipoib_cm_establish(struct ipoib_cm_conn *conn);
+void ipoib_cm_establish(struct ipoib_cm_conn *conn, struct ib_cm_id *id);
 void ipoib_cm_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 int ipoib_cm_rx_buf_fill(struct ipoib_priv *priv, struct ipoib_cm_rx_buf *buf,
 			 gfp_t gfp);

@@ -4,18 +4,25 @@
  * listening, the mode switch and reaping.
  *
  * Locking:
- *   priv->cm.lock (BH)   the table, every connection's state and cm_id.
+ *   priv->cm.lock (BH)   the table, every connection's state, cm_id and
+ *                        reaping flag.
  *   conn->lock (BH)      a connection's send ring, queue, QP and send CQ;
  *                        nests inside cm.lock.
  *   priv->cm.poll_lock   connections whose send CQ fired (any context).
+ * Ownership (details at the fields in ipoib.h):
+ *   - a connection enters the table under cm.lock and leaves it only at
+ *     the end of its reap (ipoib_cm_reap_finish()); only the reaper frees;
+ *   - whoever clears conn->id under cm.lock destroys that CM id;
+ *   - a connection joins the poll list only while its send CQ exists.
  * A connection is freed after an RCU grace period: the NAPI poll and the
  * QPN lookup of receive completions find it without taking cm.lock.
  *
- * Teardown never relies on IB_EVENT_QP_LAST_WQE_REACHED (rxe on 6.1 never
- * raises it): the QP goes to ERR, its flushed sends are polled from its
- * own CQ, its flushed receives (no-SRQ) are counted down by the NAPI
- * poll, and a completion that arrives for a QP already destroyed finds no
- * connection under its QPN and is dropped.
+ * Teardown destroys a QP only once no completion of it can arrive any
+ * more: the QP goes to ERR, its flushed sends are polled from its own CQ,
+ * and the receive backend waits for its receives (ops->drain: no-SRQ
+ * counts its own flushed receives down, SRQ waits for Last WQE Reached
+ * and then a drain marker).  If that cannot be shown in time, the QP and
+ * everything it points to are leaked, with a warning, never destroyed.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -27,8 +34,6 @@
 
 #include "ipoib.h"
 #include "ipoib_compat.h"
-
-#define IPOIB_CM_DRAIN_TIMEOUT	(5 * HZ)
 
 /* Connections are found by the peer's GID and UD QPN, not its flags. */
 static u32 ipoib_cm_hash(const union ib_gid *gid, u32 qpn)
@@ -83,6 +88,8 @@ struct ipoib_cm_conn *ipoib_cm_lookup(struct ipoib_priv *priv,
 	return best;
 }
 
+static void ipoib_cm_qp_event_work(struct work_struct *work);
+
 /**
  * ipoib_cm_conn_alloc - a new connection, not yet in the table
  * @priv: the interface
@@ -117,6 +124,7 @@ struct ipoib_cm_conn *ipoib_cm_conn_alloc(struct ipoib_priv *priv,
 	INIT_DELAYED_WORK(&conn->rtu_work, ipoib_cm_rtu_work);
 	INIT_DELAYED_WORK(&conn->cross_work, ipoib_cm_cross_work);
 	INIT_WORK(&conn->fill_work, ipoib_cm_fill_work);
+	INIT_WORK(&conn->event_work, ipoib_cm_qp_event_work);
 	return conn;
 }
 
@@ -171,8 +179,14 @@ static void ipoib_cm_qp_event(struct ib_event *event, void *ctx)
 	case IB_EVENT_PATH_MIG_ERR:
 		set_bit(IPOIB_CM_QP_FATAL, &conn->qp_events);
 		break;
+	case IB_EVENT_QP_LAST_WQE_REACHED:
+		/* The SRQ teardown waits for it (ipoib_cm_srq_drain()). */
+		set_bit(IPOIB_CM_QP_LAST_WQE, &conn->qp_events);
+		if (READ_ONCE(conn->priv->cm.no_last_wqe))
+			WRITE_ONCE(conn->priv->cm.no_last_wqe, false);
+		wake_up(&conn->priv->cm.drain_wait);
+		return;
 	default:
-		/* LAST_WQE_REACHED among them: teardown does not wait for it. */
 		return;
 	}
 	queue_work(conn->priv->cm.wq, &conn->event_work);
@@ -194,7 +208,6 @@ int ipoib_cm_create_qp(struct ipoib_cm_conn *conn)
 	unsigned int i;
 	int ret;
 
-	INIT_WORK(&conn->event_work, ipoib_cm_qp_event_work);
 	conn->tx_size = sends ? ipoib_sendq_size : 1;
 	if (sends) {
 		conn->tx_ring = kvcalloc(conn->tx_size, sizeof(*conn->tx_ring),
@@ -237,6 +250,7 @@ int ipoib_cm_create_qp(struct ipoib_cm_conn *conn)
 	ret = xa_insert_bh(&priv->cm.qpns, conn->qp_num, conn, GFP_KERNEL);
 	if (ret)
 		goto err_qp;
+	ipoib_cm_poll_open(conn);
 	return 0;
 
 err_qp:
@@ -251,7 +265,10 @@ err_ring:
 	return ret;
 }
 
-/* Free what ipoib_cm_create_qp() made; the QP is in ERR and drained. */
+/*
+ * Free what ipoib_cm_create_qp() and the receive backend's admit and
+ * qp_ready made, whichever of them ran; the QP is in ERR and drained.
+ */
 static void ipoib_cm_destroy_qp(struct ipoib_cm_conn *conn)
 {
 	struct ipoib_priv *priv = conn->priv;
@@ -261,47 +278,44 @@ static void ipoib_cm_destroy_qp(struct ipoib_cm_conn *conn)
 	qp = conn->qp;
 	conn->qp = NULL;
 	spin_unlock_bh(&conn->lock);
-	if (!qp)
-		return;
-	xa_erase_bh(&priv->cm.qpns, conn->qp_num);
-	ib_destroy_qp(qp);
+	if (qp) {
+		xa_erase_bh(&priv->cm.qpns, conn->qp_num);
+		ib_destroy_qp(qp);
+	}
 	cancel_work_sync(&conn->event_work);
 	conn->qp_events = 0;
+	conn->rtr = false;
 	ipoib_cm_tx_release(conn);
 	priv->cm.ops->release(conn);
 }
 
 /*
- * Completions leave the receive CQ in order.  Once the NAPI has emptied it
- * twice, or taken as many completions from it as it holds, since the
- * caller's QP went to ERR, every completion that QP had left there has
- * been consumed: nothing in the CQ points at it any more.
+ * Teardown could not show that the QP is done: destroying it, its send CQ
+ * or its rings could let a late completion, or DMA, reach freed memory.
+ * Leave them all, and the connection they point to, allocated for good;
+ * only what nothing on the hardware side refers to is given back.
  */
-static bool ipoib_cm_rx_passed(struct ipoib_priv *priv, unsigned long gen,
-			       unsigned long polled)
+static void ipoib_cm_leak_qp(struct ipoib_cm_conn *conn)
 {
-	return READ_ONCE(priv->cm.rx_gen) - gen >= 2 ||
-	       READ_ONCE(priv->cm.rx_polled) - polled >= priv->cm.recv_cq->cqe;
-}
+	struct ipoib_priv *priv = conn->priv;
 
-static void ipoib_cm_rx_barrier(struct ipoib_priv *priv)
-{
-	unsigned long gen = READ_ONCE(priv->cm.rx_gen);
-	unsigned long polled = READ_ONCE(priv->cm.rx_polled);
-	unsigned long end = jiffies + IPOIB_CM_DRAIN_TIMEOUT;
-
-	while (!ipoib_cm_rx_passed(priv, gen, polled)) {
-		if (time_after(jiffies, end)) {
-			netdev_warn(priv->netdev, "receive CQ not polled in time\n");
-			return;
-		}
-		local_bh_disable();
-		napi_schedule(&priv->cm.napi);
-		local_bh_enable();
-		wait_event_timeout(priv->cm.drain_wait,
-				   ipoib_cm_rx_passed(priv, gen, polled),
-				   HZ / 50 + 1);
-	}
+	netdev_warn(priv->netdev, "RC QP 0x%06x: completions may still arrive: QP, CQ and buffers leaked\n",
+		    conn->qp_num);
+	conn->leaked = true;
+	priv->cm.leaked_qps++;
+	ipoib_cm_poll_close(conn);
+	spin_lock_bh(&conn->lock);
+	conn->qp = NULL;
+	conn->send_cq = NULL;
+	conn->tx_ring = NULL;
+	conn->tx_head = 0;
+	conn->tx_tail = 0;
+	spin_unlock_bh(&conn->lock);
+	/* SRQ completions of the QP now count as for a closed connection. */
+	xa_erase_bh(&priv->cm.qpns, conn->qp_num);
+	cancel_work_sync(&conn->event_work);
+	/* No-SRQ: buffers still on the QP are left to their completions. */
+	priv->cm.ops->release(conn);
 }
 
 /* Take a connection's QP down: ERR, CM id gone, completions consumed. */
@@ -310,6 +324,7 @@ static void ipoib_cm_teardown(struct ipoib_cm_conn *conn)
 	struct ipoib_priv *priv = conn->priv;
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	struct ib_cm_id *id;
+	int ret;
 
 	spin_lock_bh(&conn->lock);
 	conn->sendable = false;
@@ -322,44 +337,92 @@ static void ipoib_cm_teardown(struct ipoib_cm_conn *conn)
 	id = conn->id;
 	conn->id = NULL;
 	spin_unlock_bh(&priv->cm.lock);
-	/* Sends a DREQ on an established connection, a REJ on a pending one. */
+	/*
+	 * Sends a DREQ on an established connection, a REJ on a pending one,
+	 * and waits for a callback still running on @id to return.
+	 */
 	if (id)
 		ib_destroy_cm_id(id);
-	if (!conn->qp)
+	if (!conn->qp) {
+		ipoib_cm_destroy_qp(conn);	/* what admit may have taken */
 		return;
+	}
 
-	if (ib_modify_qp(conn->qp, &attr, IB_QP_STATE))
-		netdev_warn(priv->netdev, "cannot move RC QP 0x%06x to ERR\n",
-			    conn->qp_num);
-	if (ipoib_cm_tx_drain(conn))
-		netdev_warn(priv->netdev,
-			    "RC QP 0x%06x: sends not flushed in time\n",
-			    conn->qp_num);
-	if (!wait_event_timeout(priv->cm.drain_wait,
-				priv->cm.ops->drained(conn),
-				IPOIB_CM_DRAIN_TIMEOUT))
-		netdev_warn(priv->netdev,
-			    "RC QP 0x%06x: receives not flushed in time\n",
-			    conn->qp_num);
-	ipoib_cm_rx_barrier(priv);
-	ipoib_cm_destroy_qp(conn);
+	ret = ib_modify_qp(conn->qp, &attr, IB_QP_STATE);
+	if (ret)
+		netdev_warn(priv->netdev, "cannot move RC QP 0x%06x to ERR: %d\n",
+			    conn->qp_num, ret);
+	if (!ret) {
+		ret = ipoib_cm_tx_drain(conn);
+		if (ret)
+			netdev_warn(priv->netdev,
+				    "RC QP 0x%06x: sends not flushed in time\n",
+				    conn->qp_num);
+	}
+	if (!ret) {
+		ret = priv->cm.ops->drain(conn);
+		if (ret)
+			netdev_warn(priv->netdev,
+				    "RC QP 0x%06x: receives not drained: %d\n",
+				    conn->qp_num, ret);
+	}
+	if (ret)
+		ipoib_cm_leak_qp(conn);
+	else
+		ipoib_cm_destroy_qp(conn);
 }
 
 static void ipoib_cm_free(struct ipoib_cm_conn *conn)
 {
 	ipoib_ah_put(conn->ah);
+	conn->ah = NULL;
 	kfree(conn->path_rec);
-	kfree_rcu(conn, rcu);
+	conn->path_rec = NULL;
+	/* A leaked QP, CQ or buffer still points here. */
+	if (!conn->leaked)
+		kfree_rcu(conn, rcu);
 }
 
-/* Forget a closed connection: off the table, and freed after RCU. */
-static void ipoib_cm_forget(struct ipoib_cm_conn *conn)
+/*
+ * The end of a reap: keep a FAILED connection in the table, QP-less,
+ * serving its peer over UD until its retry, or take any other out of it.
+ * Decided in the cm.lock section that clears conn->reaping, so a state
+ * change before it is seen here and one after it queues a new reap.
+ * Under the transmit lock, so that no new packet to the peer overtakes
+ * the ones that waited.  Returns true if the connection was kept.
+ */
+static bool ipoib_cm_reap_finish(struct ipoib_cm_conn *conn)
 {
 	struct ipoib_priv *priv = conn->priv;
+	struct sk_buff_head waiting, too_big;
 	struct sk_buff *skb;
 	unsigned int n = 0;
+	bool keep;
 
-	while ((skb = skb_dequeue(&conn->queue))) {
+	__skb_queue_head_init(&waiting);
+	__skb_queue_head_init(&too_big);
+	netif_tx_lock_bh(priv->netdev);
+	spin_lock(&priv->cm.lock);
+	/* A connection whose QP was leaked is never used again. */
+	keep = conn->state == IPOIB_CM_FAILED && !conn->leaked;
+	conn->reaping = false;
+	if (!keep) {
+		hash_del(&conn->node);
+		priv->cm.nr_conns--;
+	}
+	spin_lock(&conn->lock);
+	skb_queue_splice_init(&conn->queue, &waiting);
+	spin_unlock(&conn->lock);
+	spin_unlock(&priv->cm.lock);
+	if (keep)
+		ipoib_cm_tx_fallback(conn, &waiting, &too_big);
+	else if (conn->yield)
+		ipoib_cm_tx_yield(conn, &waiting);
+	netif_tx_unlock_bh(priv->netdev);
+
+	while ((skb = __skb_dequeue(&too_big)))
+		ipoib_too_big(priv, skb, priv->ud_mtu);
+	while ((skb = __skb_dequeue(&waiting))) {
 		dev_kfree_skb_any(skb);
 		n++;
 	}
@@ -367,18 +430,19 @@ static void ipoib_cm_forget(struct ipoib_cm_conn *conn)
 		ipoib_cm_count(priv, IPOIB_CM_ST_HOLD_DROPPED, n);
 		ipoib_count_drops(priv, IPOIB_DROP_NOT_READY, n);
 	}
+	return keep;
+}
 
-	spin_lock_irq(&priv->cm.poll_lock);
-	if (conn->on_poll_list) {
-		list_del_init(&conn->poll_node);
-		conn->on_poll_list = false;
-	}
-	spin_unlock_irq(&priv->cm.poll_lock);
+/*
+ * Free a connection the reaper took out of the table, after RCU.  Its
+ * send CQ is gone, so ipoib_cm_tx_release() took it off the poll list
+ * for good.
+ */
+static void ipoib_cm_forget(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_priv *priv = conn->priv;
 
-	spin_lock_bh(&priv->cm.lock);
-	hash_del(&conn->node);
-	priv->cm.nr_conns--;
-	spin_unlock_bh(&priv->cm.lock);
+	WARN_ON_ONCE(conn->poll_open || conn->on_poll_list);
 	wake_up(&priv->cm.drain_wait);
 	ipoib_cm_free(conn);
 }
@@ -388,7 +452,6 @@ static void ipoib_cm_reap_work(struct work_struct *work)
 	struct ipoib_priv *priv = container_of(work, struct ipoib_priv,
 					       cm.reap_work);
 	struct ipoib_cm_conn *conn;
-	enum ipoib_cm_state state;
 
 	for (;;) {
 		spin_lock_bh(&priv->cm.lock);
@@ -404,19 +467,10 @@ static void ipoib_cm_reap_work(struct work_struct *work)
 		/* A start task still queued would find the QP gone. */
 		cancel_work_sync(&conn->start_work);
 		ipoib_cm_teardown(conn);
-
-		spin_lock_bh(&priv->cm.lock);
-		state = conn->state;
-		spin_unlock_bh(&priv->cm.lock);
-
-		if (state == IPOIB_CM_FAILED) {
-			ipoib_cm_tx_fallback(conn);
-		} else {
-			if (conn->yield)
-				ipoib_cm_tx_yield(conn);
-			ipoib_cm_count(priv, IPOIB_CM_ST_CLOSED, 1);
-			ipoib_cm_forget(conn);
-		}
+		if (ipoib_cm_reap_finish(conn))
+			continue;
+		ipoib_cm_count(priv, IPOIB_CM_ST_CLOSED, 1);
+		ipoib_cm_forget(conn);
 	}
 }
 
@@ -425,6 +479,7 @@ static void ipoib_cm_queue_reap(struct ipoib_cm_conn *conn)
 {
 	struct ipoib_priv *priv = conn->priv;
 
+	lockdep_assert_held(&priv->cm.lock);
 	if (conn->reaping)
 		return;
 	conn->reaping = true;
@@ -433,21 +488,22 @@ static void ipoib_cm_queue_reap(struct ipoib_cm_conn *conn)
 }
 
 /**
- * ipoib_cm_event - feed an event to a connection's state machine
+ * ipoib_cm_event_locked - feed an event to a connection's state machine
  * @conn: the connection
  * @ev: what happened
  *
- * Process or softirq context.  The transition is made under cm.lock; the
- * action is carried out here (ESTABLISH, in process context only) or by
- * the reaper (CLOSE, FALLBACK, YIELD).
+ * cm.lock held.  The transition is made and CLOSE, FALLBACK and YIELD are
+ * handed to the reaper; ESTABLISH, which needs process context and the
+ * CM id of the callback that saw the event, is left to the caller.
  */
-void ipoib_cm_event(struct ipoib_cm_conn *conn, enum ipoib_cm_event ev)
+struct ipoib_cm_transition ipoib_cm_event_locked(struct ipoib_cm_conn *conn,
+						 enum ipoib_cm_event ev)
 {
 	struct ipoib_priv *priv = conn->priv;
 	struct ipoib_cm_transition t;
 	enum ipoib_cm_state old;
 
-	spin_lock_bh(&priv->cm.lock);
+	lockdep_assert_held(&priv->cm.lock);
 	old = conn->state;
 	t = ipoib_cm_fsm(old, ev);
 	ipoib_cm_set_state(conn, t.next, ev);
@@ -468,35 +524,63 @@ void ipoib_cm_event(struct ipoib_cm_conn *conn, enum ipoib_cm_event ev)
 	default:
 		break;
 	}
-	spin_unlock_bh(&priv->cm.lock);
-
 	if (old != t.next)
 		netdev_dbg(priv->netdev, "%s connection to %pI6/0x%06x: %s -> %s on %s\n",
 			   conn->active ? "active" : "passive", conn->gid.raw,
 			   conn->qpn, ipoib_cm_state_names[old],
 			   ipoib_cm_state_names[t.next],
 			   ipoib_cm_event_names[ev]);
-	if (t.action == IPOIB_CM_ACT_ESTABLISH)
-		ipoib_cm_establish(conn);
+	return t;
 }
 
-/* The CM events of one connection (REQs go to ipoib_cm_req_handler). */
+/**
+ * ipoib_cm_id_event - feed an event to a connection's state machine
+ * @conn: the connection
+ * @id: the CM id of the callback reporting the event, or NULL outside
+ *	CM callbacks (then the event cannot establish the connection)
+ * @ev: what happened
+ *
+ * Process or softirq context.  The transition is made under cm.lock; the
+ * action is carried out here (ESTABLISH, in process context only) or by
+ * the reaper (CLOSE, FALLBACK, YIELD).
+ */
+void ipoib_cm_id_event(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
+		       enum ipoib_cm_event ev)
+{
+	struct ipoib_priv *priv = conn->priv;
+	struct ipoib_cm_transition t;
+
+	spin_lock_bh(&priv->cm.lock);
+	t = ipoib_cm_event_locked(conn, ev);
+	spin_unlock_bh(&priv->cm.lock);
+
+	if (t.action == IPOIB_CM_ACT_ESTABLISH)
+		ipoib_cm_establish(conn, id);
+}
+
+/*
+ * The CM events of one connection (REQs go to ipoib_cm_req_handler).
+ * @id is valid for the whole callback; conn->id may already be NULL (the
+ * reaper took it and waits in ib_destroy_cm_id() for us to return), so
+ * nothing called from here reads conn->id.  Returns 0: the id is the
+ * reaper's to destroy.
+ */
 int ipoib_cm_handler(struct ib_cm_id *id, const struct ib_cm_event *event)
 {
 	struct ipoib_cm_conn *conn = id->context;
 
 	switch (event->event) {
 	case IB_CM_REP_RECEIVED:
-		return ipoib_cm_rep_handler(conn, event);
+		return ipoib_cm_rep_handler(conn, id, event);
 	case IB_CM_RTU_RECEIVED:
-		ipoib_cm_event(conn, IPOIB_CM_EV_RTU);
+		ipoib_cm_id_event(conn, id, IPOIB_CM_EV_RTU);
 		break;
 	case IB_CM_USER_ESTABLISHED:
 		ipoib_cm_count(conn->priv, IPOIB_CM_ST_COMM_EST, 1);
-		ipoib_cm_event(conn, IPOIB_CM_EV_COMM_EST);
+		ipoib_cm_id_event(conn, id, IPOIB_CM_EV_COMM_EST);
 		break;
 	case IB_CM_REJ_RECEIVED:
-		ipoib_cm_rej_handler(conn, event);
+		ipoib_cm_rej_handler(conn, id, event);
 		break;
 	case IB_CM_REQ_ERROR:
 	case IB_CM_REP_ERROR:
@@ -594,7 +678,9 @@ int ipoib_cm_start(struct ipoib_priv *priv)
 	cqe = ipoib_recvq_size;
 	if (priv->cm.ops == &ipoib_cm_nosrq_ops)
 		cqe = ipoib_recvq_size * max(ipoib_cm_max_nosrq, 1U);
-	cq_attr.cqe = min_t(u32, cqe, priv->ibdev->attrs.max_cqe);
+	/* Room for the SRQ teardown's drain markers too. */
+	cq_attr.cqe = min_t(u32, cqe + IPOIB_CM_DRAIN_WRS,
+			    priv->ibdev->attrs.max_cqe);
 	priv->cm.recv_cq = ib_create_cq(priv->ibdev, ipoib_cm_recv_cq_event,
 					NULL, priv, &cq_attr);
 	if (IS_ERR(priv->cm.recv_cq)) {
@@ -679,10 +765,8 @@ void ipoib_cm_stop(struct ipoib_priv *priv)
 	spin_lock_bh(&priv->cm.lock);
 	priv->cm.stopping = true;
 	hash_for_each_safe(priv->cm.conns, bkt, tmp, conn, node) {
-		struct ipoib_cm_transition t;
-
-		t = ipoib_cm_fsm(conn->state, IPOIB_CM_EV_SHUTDOWN);
-		ipoib_cm_set_state(conn, t.next, IPOIB_CM_EV_SHUTDOWN);
+		/* Being reaped already: the reaper sees CLOSING at its end. */
+		ipoib_cm_event_locked(conn, IPOIB_CM_EV_SHUTDOWN);
 		ipoib_cm_queue_reap(conn);
 		n++;
 	}
@@ -696,49 +780,70 @@ void ipoib_cm_stop(struct ipoib_priv *priv)
 	ipoib_cm_drain_recv_cq(priv);
 	cancel_work_sync(&priv->cm.srq_limit_work);
 	priv->cm.ops->stop(priv);
-	ib_destroy_cq(priv->cm.recv_cq);
+	if (priv->cm.leaked_qps) {
+		/* QPs teardown had to leave still complete into it. */
+		netdev_warn(priv->netdev, "%u RC QPs were leaked: their receive CQ is leaked too\n",
+			    priv->cm.leaked_qps);
+		priv->cm.leaked_qps = 0;
+	} else {
+		ib_destroy_cq(priv->cm.recv_cq);
+	}
 	priv->cm.recv_cq = NULL;
 	netdev_info(priv->netdev, "connected mode stopped: %u connections closed in %u ms\n",
 		    n, jiffies_to_msecs(jiffies - start));
 }
 
-/* Close connections nobody used for cm_idle_timeout seconds. */
+/*
+ * cm_idle_timeout is writable at run time: a value over a week is taken
+ * as a week, which keeps it in jiffies well inside what time_after()
+ * compares correctly, on 32-bit as well.
+ */
+#define IPOIB_CM_IDLE_MAX	(7U * 24 * 3600)
+
+/*
+ * Close connections nobody used for cm_idle_timeout seconds.  Choosing a
+ * connection and closing it happen in one cm.lock section, so it cannot
+ * be used or change state in between.
+ */
 static void ipoib_cm_idle_work(struct work_struct *work)
 {
 	struct ipoib_priv *priv = container_of(to_delayed_work(work),
 					       struct ipoib_priv,
 					       cm.idle_work);
-	unsigned int timeout = READ_ONCE(ipoib_cm_idle_timeout);
-	struct ipoib_cm_conn *conn, *idle[16];
-	unsigned int n = 0, i;
+	unsigned int timeout = min(READ_ONCE(ipoib_cm_idle_timeout),
+				   IPOIB_CM_IDLE_MAX);
+	unsigned long idle = (unsigned long)timeout * HZ;
+	struct ipoib_cm_transition t;
+	struct ipoib_cm_conn *conn;
+	unsigned int n = 0;
 	int bkt;
 
 	if (timeout) {
 		spin_lock_bh(&priv->cm.lock);
 		hash_for_each(priv->cm.conns, bkt, conn, node) {
-			if (n == ARRAY_SIZE(idle))
-				break;
 			if (conn->reaping ||
 			    !time_after(jiffies, READ_ONCE(conn->last_used) +
-					timeout * HZ))
+					idle))
 				continue;
-			if (conn->state == IPOIB_CM_LIVE ||
-			    conn->state == IPOIB_CM_REP_SENT ||
-			    conn->state == IPOIB_CM_FAILED)
-				idle[n++] = conn;
+			/* Pending connections are left to the CM's timers. */
+			if (conn->state != IPOIB_CM_LIVE &&
+			    conn->state != IPOIB_CM_REP_SENT &&
+			    conn->state != IPOIB_CM_FAILED)
+				continue;
+			t = ipoib_cm_event_locked(conn, IPOIB_CM_EV_IDLE);
+			if (t.action == IPOIB_CM_ACT_CLOSE)
+				n++;
 		}
 		spin_unlock_bh(&priv->cm.lock);
-		/* The table's lock is dropped, but only the reaper frees. */
-		for (i = 0; i < n; i++) {
-			netdev_dbg(priv->netdev, "closing idle connection to %pI6/0x%06x\n",
-				   idle[i]->gid.raw, idle[i]->qpn);
-			ipoib_cm_count(priv, IPOIB_CM_ST_IDLE_REAPED, 1);
-			ipoib_cm_event(idle[i], IPOIB_CM_EV_IDLE);
+		if (n) {
+			netdev_dbg(priv->netdev, "closing %u idle connections\n",
+				   n);
+			ipoib_cm_count(priv, IPOIB_CM_ST_IDLE_REAPED, n);
 		}
 	}
 	queue_delayed_work(priv->cm.wq, &priv->cm.idle_work,
-			   timeout ? clamp(timeout * HZ / 4, HZ, 60 * HZ) :
-			   60 * HZ);
+			   timeout ? clamp(idle / 4, (unsigned long)HZ,
+					   60UL * HZ) : 60 * HZ);
 }
 
 static void ipoib_cm_srq_limit_work(struct work_struct *work)
@@ -750,7 +855,7 @@ static void ipoib_cm_srq_limit_work(struct work_struct *work)
 	/* The limit event is one-shot on rxe: arm it again. */
 	if (priv->cm.srq && ib_modify_srq(priv->cm.srq, &attr, IB_SRQ_LIMIT))
 		netdev_dbg(priv->netdev, "cannot re-arm the SRQ limit\n");
-	napi_schedule(&priv->cm.napi);
+	ipoib_cm_napi_kick(priv);
 }
 
 static void ipoib_cm_set_rc_flag(struct ipoib_priv *priv, bool on)

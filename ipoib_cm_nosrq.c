@@ -219,6 +219,26 @@ static bool ipoib_cm_nosrq_drained(struct ipoib_cm_conn *conn)
 	return !READ_ONCE(conn->rx_posted);
 }
 
+/*
+ * The QP is in ERR: every receive on it comes back flushed (or filled)
+ * through the NAPI, which counts it off rx_posted once it is set aside.
+ * At zero nothing of the QP is left in, or can come to, the receive CQ.
+ */
+static int ipoib_cm_nosrq_drain(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_priv *priv = conn->priv;
+	unsigned long end = jiffies + IPOIB_CM_DRAIN_TIMEOUT;
+
+	while (!ipoib_cm_nosrq_drained(conn)) {
+		if (time_after(jiffies, end))
+			return -ETIMEDOUT;
+		ipoib_cm_napi_kick(priv);
+		wait_event_timeout(priv->cm.drain_wait,
+				   ipoib_cm_nosrq_drained(conn), HZ / 50 + 1);
+	}
+	return 0;
+}
+
 static void ipoib_cm_nosrq_release(struct ipoib_cm_conn *conn)
 {
 	struct ipoib_priv *priv = conn->priv;
@@ -267,7 +287,7 @@ const struct ipoib_cm_rx_ops ipoib_cm_nosrq_ops = {
 	.fill		= ipoib_cm_nosrq_fill,
 	.conn_of	= ipoib_cm_nosrq_conn_of,
 	.repost		= ipoib_cm_nosrq_repost,
-	.drained	= ipoib_cm_nosrq_drained,
+	.drain		= ipoib_cm_nosrq_drain,
 	.release	= ipoib_cm_nosrq_release,
 	.show		= ipoib_cm_nosrq_show,
 };

@@ -33,7 +33,8 @@ void ipoib_cm_pdata_pack(void *buf, const struct ipoib_cm_pdata *pd)
  *
  * The reserved octet is ignored.  Returns 0, -EPROTO when there is too
  * little private data, or -ERANGE when the receive MTU cannot carry an
- * IPv4 packet or exceeds RFC 4755's 2^31 octets.
+ * IPv6 packet of the minimum link MTU (1280) or exceeds RFC 4755's 2^31
+ * octets.
  */
 int ipoib_cm_pdata_unpack(const void *buf, size_t len,
 			  struct ipoib_cm_pdata *pd)

@@ -287,12 +287,7 @@ int ipoib_cm_napi_poll(struct napi_struct *napi, int budget)
 			wc[i].wr_cqe->done(priv->cm.recv_cq, &wc[i]);
 		done += n;
 	}
-	WRITE_ONCE(priv->cm.rx_polled, priv->cm.rx_polled + done);
 	if (done < budget) {
-		/* The CQ was found empty: teardown waits for this. */
-		WRITE_ONCE(priv->cm.rx_gen, priv->cm.rx_gen + 1);
-		if (wq_has_sleeper(&priv->cm.drain_wait))
-			wake_up(&priv->cm.drain_wait);
 		if (napi_complete_done(napi, done) &&
 		    ib_req_notify_cq(priv->cm.recv_cq, IB_CQ_NEXT_COMP |
 				     IB_CQ_REPORT_MISSED_EVENTS) > 0)
@@ -304,18 +299,20 @@ int ipoib_cm_napi_poll(struct napi_struct *napi, int budget)
 /**
  * ipoib_cm_establish - a connection reached "established"
  * @conn: the connection (RTU, COMM_EST, or our REP handled)
+ * @id: the CM id of the callback that reported it
  *
  * The passive QP goes from RTR to RTS only now; then the packets held on
  * the connection go out, in order, and its send CQ is armed.
  */
-void ipoib_cm_establish(struct ipoib_cm_conn *conn)
+void ipoib_cm_establish(struct ipoib_cm_conn *conn, struct ib_cm_id *id)
 {
 	struct ipoib_priv *priv = conn->priv;
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_RTS };
 	int mask, ret;
 
 	if (!conn->active) {
-		ret = ib_cm_init_qp_attr(conn->id, &attr, &mask);
+		ret = WARN_ON_ONCE(!id) ? -EINVAL :
+		      ib_cm_init_qp_attr(id, &attr, &mask);
 		if (!ret)
 			ret = ib_modify_qp(conn->qp, &attr, mask);
 		if (ret) {
@@ -350,6 +347,22 @@ static bool ipoib_cm_req_loses(struct ipoib_priv *priv,
 		return true;
 	*mine = ours;
 	return false;
+}
+
+/*
+ * A REQ belongs to this interface only if it is for the interface's
+ * partition: the low 15 bits of the P_Key name the partition, the top
+ * bit is the sender's membership type, which may be limited (a full
+ * member, as we are, talks to limited members).  The REQ's Service ID
+ * names our UD QPN; a peer in another partition that dials it must not
+ * get a connection across partitions.
+ */
+static bool ipoib_cm_req_pkey_ok(struct ipoib_priv *priv,
+				 const struct ib_cm_req_event_param *req)
+{
+	u16 pkey = be16_to_cpu(req->primary_path->pkey);
+
+	return (pkey & 0x7fff) == (priv->pkey & 0x7fff);
 }
 
 /*
@@ -397,17 +410,22 @@ static int ipoib_cm_send_rep(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
  *
  * Malformed REQs, REQs over the no-SRQ cap and the losing half of
  * crossing REQs are rejected with a reason and our private data; the CM
- * then destroys @id.  Otherwise: QP in RTR with receives posted, REP out;
- * RTS comes with the RTU or the first receive.
+ * then destroys @id.  Otherwise the connection and @id go into the table
+ * together, under cm.lock and only while connected mode is not stopping,
+ * before anything that can fail: from then on the reaper cleans up after
+ * every failure, and owns @id unless we take it back (see conn->id).
+ * Then: QP in RTR with receives posted, REP out; RTS comes with the RTU
+ * or the first receive.
  */
 int ipoib_cm_req_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 {
 	struct ipoib_priv *priv = id->context;
 	const struct ib_cm_req_event_param *req = &ev->param.req_rcvd;
 	enum ib_cm_rej_reason reason = IB_CM_REJ_CONSUMER_DEFINED;
-	struct ipoib_cm_conn *conn, *mine;
+	struct ipoib_cm_conn *conn, *mine = NULL;
 	u8 pdata[IPOIB_CM_PDATA_LEN];
 	struct ipoib_cm_pdata pd;
+	bool crossed, own_id;
 	u32 psn;
 	int ret;
 
@@ -425,6 +443,18 @@ int ipoib_cm_req_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 				     ret ? "private data too short" :
 				     "not an RC QP");
 		ipoib_cm_count(priv, IPOIB_CM_ST_BAD_REQ, 1);
+		if (ret == -ERANGE)
+			reason = IB_CM_REJ_INVALID_MTU;
+		goto reject;
+	}
+	if (!ipoib_cm_req_pkey_ok(priv, req)) {
+		net_info_ratelimited("%s: REQ from %pI6 for P_Key 0x%04x rejected: interface P_Key is 0x%04x\n",
+				     priv->netdev->name,
+				     req->primary_path->dgid.raw,
+				     be16_to_cpu(req->primary_path->pkey),
+				     priv->pkey);
+		ipoib_cm_count(priv, IPOIB_CM_ST_BAD_PKEY, 1);
+		reason = IB_CM_REJ_UNSUPPORTED;
 		goto reject;
 	}
 	if (!READ_ONCE(priv->cm.running)) {
@@ -440,15 +470,6 @@ int ipoib_cm_req_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	}
 	conn->mtu = ipoib_cm_conn_mtu(priv->cm.rx_mtu, pd.rx_mtu);
 
-	spin_lock_bh(&priv->cm.lock);
-	if (ipoib_cm_req_loses(priv, conn, &mine)) {
-		spin_unlock_bh(&priv->cm.lock);
-		ipoib_cm_count(priv, IPOIB_CM_ST_CROSSED, 1);
-		kfree(conn);
-		goto reject;
-	}
-	spin_unlock_bh(&priv->cm.lock);
-
 	ret = priv->cm.ops->admit(conn);
 	if (ret) {
 		ipoib_cm_count(priv, IPOIB_CM_ST_NO_QP, 1);
@@ -456,33 +477,37 @@ int ipoib_cm_req_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 		reason = IB_CM_REJ_NO_QP;
 		goto reject;
 	}
-	ret = ipoib_cm_create_qp(conn);
-	if (ret) {
+
+	spin_lock_bh(&priv->cm.lock);
+	if (priv->cm.stopping || ipoib_cm_req_loses(priv, conn, &mine)) {
+		crossed = !priv->cm.stopping;
+		spin_unlock_bh(&priv->cm.lock);
+		if (crossed)
+			ipoib_cm_count(priv, IPOIB_CM_ST_CROSSED, 1);
+		else
+			reason = IB_CM_REJ_NO_RESOURCES;
 		priv->cm.ops->release(conn);
 		kfree(conn);
-		reason = IB_CM_REJ_NO_QP;
 		goto reject;
 	}
-
-	/* In the table from now on: the reaper cleans up after failures. */
-	spin_lock_bh(&priv->cm.lock);
-	if (priv->cm.stopping) {
-		spin_unlock_bh(&priv->cm.lock);
-		ipoib_cm_conn_insert(conn);	/* for the reaper below */
-		goto fail;
-	}
+	crossed = mine;		/* looked up again once our REP is out */
 	ipoib_cm_conn_insert(conn);
 	id->context = conn;
 	id->cm_handler = ipoib_cm_handler;
 	conn->id = id;
 	spin_unlock_bh(&priv->cm.lock);
 
+	/* The reaper cannot free @conn before we return: it needs @id. */
+	ret = ipoib_cm_create_qp(conn);
 	psn = get_random_u32() & 0xffffff;
-	ret = ipoib_cm_rx_modify(conn, id, IB_QPS_INIT, psn);
+	if (!ret)
+		ret = ipoib_cm_rx_modify(conn, id, IB_QPS_INIT, psn);
 	if (!ret)
 		ret = priv->cm.ops->qp_ready(conn);
-	if (!ret)
+	if (!ret) {
+		conn->rtr = true;	/* may take buffers from now on */
 		ret = ipoib_cm_rx_modify(conn, id, IB_QPS_RTR, psn);
+	}
 	if (!ret)
 		ret = ipoib_cm_send_rep(conn, id, psn);
 	if (ret) {
@@ -493,20 +518,36 @@ int ipoib_cm_req_handler(struct ib_cm_id *id, const struct ib_cm_event *ev)
 	if (priv->cm.ops->fill)
 		ipoib_cm_fill_later(conn);
 
-	if (mine) {
+	if (crossed) {
 		/* We accepted theirs: our REQ will be refused. */
-		ipoib_cm_count(priv, IPOIB_CM_ST_CROSSED, 1);
-		ipoib_cm_event(mine, IPOIB_CM_EV_CROSSED);
+		spin_lock_bh(&priv->cm.lock);
+		mine = ipoib_cm_lookup(priv, &conn->gid, conn->qpn, true);
+		if (mine && (mine->state == IPOIB_CM_NEW ||
+			     mine->state == IPOIB_CM_REQ_SENT)) {
+			ipoib_cm_count(priv, IPOIB_CM_ST_CROSSED, 1);
+			ipoib_cm_event_locked(mine, IPOIB_CM_EV_CROSSED);
+		}
+		spin_unlock_bh(&priv->cm.lock);
 	}
 	return 0;
 
 fail:
+	/*
+	 * Take @id back unless the reaper has it already (it then waits in
+	 * ib_destroy_cm_id() for us to return 0).  If we took it, the CM
+	 * destroys it when we return non-zero, and nothing else will; @conn
+	 * may be freed as soon as the reaper sees the error.
+	 */
+	spin_lock_bh(&priv->cm.lock);
+	own_id = conn->id == id;
+	if (own_id)
+		conn->id = NULL;
+	spin_unlock_bh(&priv->cm.lock);
 	ib_send_cm_rej(id, IB_CM_REJ_CONSUMER_DEFINED, NULL, 0, pdata,
 		       sizeof(pdata));
 	ipoib_cm_count(priv, IPOIB_CM_ST_REQ_REJECTED, 1);
-	/* The reaper destroys the QP and, if we own it, @id. */
 	ipoib_cm_event(conn, IPOIB_CM_EV_ERROR);
-	return conn->id ? 0 : -EINVAL;
+	return own_id ? -EINVAL : 0;
 
 reject:
 	ib_send_cm_rej(id, reason, NULL, 0, pdata, sizeof(pdata));

@@ -8,6 +8,16 @@
  * Buffers never leave the ring: a completed one is refilled (its pages
  * that went up the stack replaced) and posted again at once; one whose
  * pages cannot be replaced keeps them and its packet is dropped.
+ *
+ * Tearing down a QP on the SRQ (IBA 10.3.1): in ERR it stops taking SRQ
+ * buffers, and says so with the Last WQE Reached event; its completions
+ * are then in the receive CQ or on their way.  A marker posted after the
+ * event to a QP that flushes it into the same CQ lands behind them: once
+ * the NAPI has consumed the marker, nothing in the CQ refers to the QP
+ * and it can be destroyed.  (The kernel's ib_drain_qp() cannot do this
+ * here: it polls the CQ itself, which our NAPI owns.)  rxe before 6.5
+ * never raises the event: when it does not come in IPOIB_CM_LAST_WQE_WAIT
+ * the interface stops waiting for it and relies on the marker alone.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -16,6 +26,9 @@
 
 #include "ipoib.h"
 #include "ipoib_compat.h"
+
+/* How long the first teardown waits for Last WQE Reached. */
+#define IPOIB_CM_LAST_WQE_WAIT	(2 * HZ)
 
 static int ipoib_cm_srq_post(struct ipoib_priv *priv,
 			     struct ipoib_cm_rx_buf *buf)
@@ -35,6 +48,91 @@ static void ipoib_cm_srq_free_ring(struct ipoib_priv *priv)
 		ipoib_cm_rx_buf_free(priv, &priv->cm.srq_ring[i]);
 	kvfree(priv->cm.srq_ring);
 	priv->cm.srq_ring = NULL;
+}
+
+/* A drain marker came out of the receive CQ (NAPI context). */
+static void ipoib_cm_srq_marker_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct ipoib_priv *priv = cq->cq_context;
+
+	WRITE_ONCE(priv->cm.drain_done, priv->cm.drain_done + 1);
+	wake_up(&priv->cm.drain_wait);
+}
+
+/*
+ * The marker QP: not on the SRQ, both queues on the receive CQ, moved to
+ * ERR at once, so each receive posted to it completes (flushed) in the
+ * receive CQ straight away.
+ */
+static int ipoib_cm_srq_marker_qp(struct ipoib_priv *priv)
+{
+	struct ib_qp_init_attr init = {
+		.send_cq = priv->cm.recv_cq,
+		.recv_cq = priv->cm.recv_cq,
+		.cap = {
+			.max_send_wr = 1,
+			.max_recv_wr = IPOIB_CM_DRAIN_WRS,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.qp_type = IB_QPT_RC,
+	};
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_INIT,
+		.pkey_index = priv->pkey_index,
+		.port_num = priv->port_num,
+	};
+	struct ib_qp *qp;
+	int ret;
+
+	qp = ib_create_qp(priv->pd, &init);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	ret = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (!ret) {
+		attr.qp_state = IB_QPS_ERR;
+		ret = ib_modify_qp(qp, &attr, IB_QP_STATE);
+	}
+	if (ret) {
+		ib_destroy_qp(qp);
+		return ret;
+	}
+	priv->cm.drain_cqe.done = ipoib_cm_srq_marker_done;
+	priv->cm.drain_posted = 0;
+	priv->cm.drain_done = 0;
+	priv->cm.drain_qp = qp;
+	return 0;
+}
+
+/*
+ * Post a marker and wait until the NAPI has consumed it: everything that
+ * was in the receive CQ before it has been consumed too.  Reaper only.
+ */
+static int ipoib_cm_srq_marker(struct ipoib_priv *priv)
+{
+	struct ib_recv_wr wr = { .wr_cqe = &priv->cm.drain_cqe };
+	unsigned long end = jiffies + IPOIB_CM_DRAIN_TIMEOUT;
+	unsigned long want;
+	int ret;
+
+	/* A marker still out holds its CQ entry: never more than one. */
+	if (READ_ONCE(priv->cm.drain_done) != priv->cm.drain_posted)
+		return -EBUSY;
+	ret = ib_post_recv(priv->cm.drain_qp, &wr, NULL);
+	if (ret)
+		return ret;
+	want = ++priv->cm.drain_posted;
+	while (READ_ONCE(priv->cm.drain_done) != want) {
+		if (time_after(jiffies, end))
+			return -ETIMEDOUT;
+		ipoib_cm_napi_kick(priv);
+		wait_event_timeout(priv->cm.drain_wait,
+				   READ_ONCE(priv->cm.drain_done) == want,
+				   HZ / 50 + 1);
+	}
+	return 0;
 }
 
 static int ipoib_cm_srq_start(struct ipoib_priv *priv)
@@ -76,6 +174,12 @@ static int ipoib_cm_srq_start(struct ipoib_priv *priv)
 		if (ret)
 			goto err_ring;
 	}
+	ret = ipoib_cm_srq_marker_qp(priv);
+	if (ret) {
+		netdev_err(priv->netdev, "cannot create the drain QP: %d\n",
+			   ret);
+		goto err_ring_posted;
+	}
 	/* Counted and re-armed by ipoib_cm_srq_limit_work(). */
 	if (ib_modify_srq(priv->cm.srq, &limit, IB_SRQ_LIMIT))
 		netdev_dbg(priv->netdev, "SRQ limit not supported\n");
@@ -83,6 +187,7 @@ static int ipoib_cm_srq_start(struct ipoib_priv *priv)
 
 err_ring:
 	netdev_err(priv->netdev, "cannot fill the SRQ: %d\n", ret);
+err_ring_posted:
 	ib_destroy_srq(priv->cm.srq);
 	priv->cm.srq = NULL;
 	ipoib_cm_srq_free_ring(priv);
@@ -93,14 +198,28 @@ err_srq:
 	return ret;
 }
 
-/* Every QP is gone and the receive CQ drained: no completion is left. */
+/*
+ * Every connection is reaped and the receive CQ drained: no completion is
+ * left, unless teardown had to leak QPs, which still use the SRQ.
+ */
 static void ipoib_cm_srq_stop(struct ipoib_priv *priv)
 {
+	if (priv->cm.drain_qp) {
+		ib_destroy_qp(priv->cm.drain_qp);
+		priv->cm.drain_qp = NULL;
+	}
 	if (!priv->cm.srq)
 		return;
-	ib_destroy_srq(priv->cm.srq);
+	if (priv->cm.leaked_qps) {
+		/* Its buffers may still be written to: leave them. */
+		netdev_warn(priv->netdev, "SRQ still used by %u leaked QPs: SRQ and its buffers leaked\n",
+			    priv->cm.leaked_qps);
+		priv->cm.srq_ring = NULL;
+	} else {
+		ib_destroy_srq(priv->cm.srq);
+		ipoib_cm_srq_free_ring(priv);
+	}
 	priv->cm.srq = NULL;
-	ipoib_cm_srq_free_ring(priv);
 }
 
 static int ipoib_cm_srq_admit(struct ipoib_cm_conn *conn)
@@ -141,10 +260,28 @@ static void ipoib_cm_srq_repost(struct ipoib_priv *priv,
 				 "cannot repost to the SRQ: %d\n", ret);
 }
 
-/* An SRQ's buffers belong to no QP: nothing to wait for per QP. */
-static bool ipoib_cm_srq_drained(struct ipoib_cm_conn *conn)
+/*
+ * The QP is in ERR: wait for Last WQE Reached (unless this provider is
+ * known not to raise it), then for a marker behind the QP's completions.
+ */
+static int ipoib_cm_srq_drain(struct ipoib_cm_conn *conn)
 {
-	return true;
+	struct ipoib_priv *priv = conn->priv;
+
+	/* Before RTR a QP takes nothing from the SRQ. */
+	if (!conn->rtr)
+		return 0;
+	if (!READ_ONCE(priv->cm.no_last_wqe) &&
+	    !wait_event_timeout(priv->cm.drain_wait,
+				test_bit(IPOIB_CM_QP_LAST_WQE,
+					 &conn->qp_events),
+				IPOIB_CM_LAST_WQE_WAIT)) {
+		WRITE_ONCE(priv->cm.no_last_wqe, true);
+		netdev_warn(priv->netdev, "RC QP 0x%06x: no Last WQE Reached event in %u ms: relying on drain markers alone\n",
+			    conn->qp_num,
+			    jiffies_to_msecs(IPOIB_CM_LAST_WQE_WAIT));
+	}
+	return ipoib_cm_srq_marker(priv);
 }
 
 static void ipoib_cm_srq_release(struct ipoib_cm_conn *conn)
@@ -165,7 +302,7 @@ const struct ipoib_cm_rx_ops ipoib_cm_srq_ops = {
 	.qp_ready	= ipoib_cm_srq_qp_ready,
 	.conn_of	= ipoib_cm_srq_conn_of,
 	.repost		= ipoib_cm_srq_repost,
-	.drained	= ipoib_cm_srq_drained,
+	.drain		= ipoib_cm_srq_drain,
 	.release	= ipoib_cm_srq_release,
 	.show		= ipoib_cm_srq_show,
 };

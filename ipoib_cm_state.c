@@ -162,6 +162,7 @@ const char *const ipoib_cm_stat_names[IPOIB_CM_ST_MAX] = {
 	[IPOIB_CM_ST_REQ_REJECTED]	= "req_rejected",
 	[IPOIB_CM_ST_BAD_REQ]		= "req_malformed",
 	[IPOIB_CM_ST_NO_QP]		= "req_over_nosrq_cap",
+	[IPOIB_CM_ST_BAD_PKEY]		= "req_wrong_pkey",
 	[IPOIB_CM_ST_FAILED]		= "conn_failed",
 	[IPOIB_CM_ST_FALLBACK_TX]	= "fallback_tx_packets",
 	[IPOIB_CM_ST_IETF_RETRY]	= "ietf_sid_retries",

@@ -33,27 +33,31 @@
 
 static void ipoib_cm_send_done(struct ib_cq *cq, struct ib_wc *wc);
 
-/* Post one packet (pseudo header still in front); conn->lock held. */
+/*
+ * Post one packet (pseudo header still in front); conn->lock held.
+ *
+ * A ring slot holds an skb only while its send is on the QP: the slot is
+ * filled by ipoib_tx_map() and emptied again here if the post fails, so
+ * ipoib_cm_tx_release() never meets an skb this function has freed.
+ */
 static int ipoib_cm_post(struct ipoib_cm_conn *conn, struct sk_buff *skb)
 {
 	struct ipoib_priv *priv = conn->priv;
 	struct ib_sge sge[MAX_SKB_FRAGS + 1];
+	enum ipoib_drop why = IPOIB_DROP_NO_MEM;
 	struct ib_send_wr wr = {};
 	struct ipoib_tx_buf *buf;
 	int ret;
 
+	lockdep_assert_held(&conn->lock);
 	skb_pull(skb, IPOIB_PSEUDO_LEN);
 	if (skb_shinfo(skb)->nr_frags >= conn->max_send_sge &&
-	    skb_linearize(skb)) {
-		ipoib_count_drop(priv, IPOIB_DROP_NO_MEM);
+	    skb_linearize(skb))
 		goto drop;
-	}
 	buf = &conn->tx_ring[conn->tx_head & (conn->tx_size - 1)];
 	buf->cqe.done = ipoib_cm_send_done;
-	if (ipoib_tx_map(priv, buf, skb, sge)) {
-		ipoib_count_drop(priv, IPOIB_DROP_NO_MEM);
-		goto drop;
-	}
+	if (ipoib_tx_map(priv, buf, skb, sge))
+		goto drop;		/* the slot is left empty */
 	wr.wr_cqe = &buf->cqe;
 	wr.sg_list = sge;
 	wr.num_sge = buf->nr_dma;
@@ -64,13 +68,14 @@ static int ipoib_cm_post(struct ipoib_cm_conn *conn, struct sk_buff *skb)
 		netdev_dbg(priv->netdev, "RC post_send failed: %d\n", ret);
 		ipoib_tx_unmap(priv, buf);
 		buf->skb = NULL;
-		ipoib_count_drop(priv, IPOIB_DROP_TX_ERROR);
+		why = IPOIB_DROP_TX_ERROR;
 		goto drop;
 	}
 	conn->tx_head++;
 	return 0;
 
 drop:
+	ipoib_count_drop(priv, why);
 	conn->dropped++;
 	dev_kfree_skb_any(skb);
 	return -EIO;
@@ -91,6 +96,7 @@ static void ipoib_cm_push(struct ipoib_cm_conn *conn,
 {
 	struct sk_buff *skb;
 
+	lockdep_assert_held(&conn->lock);
 	if (!conn->sendable)
 		return;
 	while (conn->tx_head - conn->tx_tail < conn->tx_size &&
@@ -126,6 +132,7 @@ static void ipoib_cm_send_locked(struct ipoib_cm_conn *conn,
 	struct ipoib_priv *priv = conn->priv;
 	bool ready = conn->sendable;
 
+	lockdep_assert_held(&conn->lock);
 	if (ready && skb_queue_empty(&conn->queue) &&
 	    conn->tx_head - conn->tx_tail < conn->tx_size) {
 		if (ipoib_cm_too_big(conn, skb))
@@ -217,6 +224,7 @@ static int ipoib_cm_poll_send(struct ipoib_cm_conn *conn, bool *error)
 	struct ib_wc wc[IPOIB_CM_WC_BATCH];
 	int n, i, total = 0;
 
+	lockdep_assert_held(&conn->lock);
 	while (conn->send_cq &&
 	       (n = ib_poll_cq(conn->send_cq, ARRAY_SIZE(wc), wc)) > 0) {
 		for (i = 0; i < n; i++) {
@@ -261,20 +269,57 @@ static void ipoib_cm_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	conn->tx_tail++;
 }
 
-/* A connection's send CQ fired: let the NAPI poll it. */
-void ipoib_cm_tx_cq_event(struct ib_cq *cq, void *ctx)
+/*
+ * Put a connection on the poll list unless its send CQ is going away.
+ * Returns true if it is on the list.  Any context.
+ */
+static bool ipoib_cm_poll_add(struct ipoib_cm_conn *conn)
 {
-	struct ipoib_cm_conn *conn = ctx;
 	struct ipoib_priv *priv = conn->priv;
 	unsigned long flags;
+	bool on;
 
 	spin_lock_irqsave(&priv->cm.poll_lock, flags);
-	if (!conn->on_poll_list) {
+	if (conn->poll_open && !conn->on_poll_list) {
 		conn->on_poll_list = true;
 		list_add_tail(&conn->poll_node, &priv->cm.poll_list);
 	}
+	on = conn->on_poll_list;
 	spin_unlock_irqrestore(&priv->cm.poll_lock, flags);
-	napi_schedule(&priv->cm.napi);
+	return on;
+}
+
+/* The send CQ exists: completions may put the connection on the list. */
+void ipoib_cm_poll_open(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_priv *priv = conn->priv;
+
+	spin_lock_irq(&priv->cm.poll_lock);
+	conn->poll_open = true;
+	spin_unlock_irq(&priv->cm.poll_lock);
+}
+
+/* Before the send CQ goes: off the list, and never on it again. */
+void ipoib_cm_poll_close(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_priv *priv = conn->priv;
+
+	spin_lock_irq(&priv->cm.poll_lock);
+	conn->poll_open = false;
+	if (conn->on_poll_list) {
+		list_del_init(&conn->poll_node);
+		conn->on_poll_list = false;
+	}
+	spin_unlock_irq(&priv->cm.poll_lock);
+}
+
+/* A connection's send CQ fired (CQ callback, any context): poll it. */
+void ipoib_cm_tx_cq_event(struct ib_cq *cq, void *ctx)
+{
+	struct ipoib_cm_conn *conn = ctx;
+
+	if (ipoib_cm_poll_add(conn))
+		napi_schedule(&conn->priv->cm.napi);
 }
 
 /*
@@ -314,8 +359,9 @@ void ipoib_cm_poll_tx(struct ipoib_priv *priv)
 		}
 		spin_unlock(&conn->lock);
 		ipoib_cm_icmp(conn, &too_big);
+		/* Refused once the reaper has closed the list to it. */
 		if (again)
-			ipoib_cm_tx_cq_event(NULL, conn);
+			ipoib_cm_poll_add(conn);
 		if (error)
 			ipoib_cm_event(conn, IPOIB_CM_EV_ERROR);
 	}
@@ -355,6 +401,7 @@ void ipoib_cm_tx_release(struct ipoib_cm_conn *conn)
 	struct ib_cq *cq;
 	unsigned int i;
 
+	ipoib_cm_poll_close(conn);
 	spin_lock_bh(&conn->lock);
 	cq = conn->send_cq;
 	conn->send_cq = NULL;
@@ -379,38 +426,29 @@ void ipoib_cm_tx_release(struct ipoib_cm_conn *conn)
 /**
  * ipoib_cm_tx_fallback - a connection failed: its packets go over UD
  * @conn: the connection, FAILED, its QP gone
+ * @waiting: the packets that waited on it, in order
+ * @too_big: gets those over the UD MTU, for an ICMP error outside the lock
  *
  * Under the transmit lock, so no new packet for the peer overtakes the
  * ones that waited.  From now until retry_at, ipoib_cm_xmit() sends the
  * peer's packets over UD.
  */
-void ipoib_cm_tx_fallback(struct ipoib_cm_conn *conn)
+void ipoib_cm_tx_fallback(struct ipoib_cm_conn *conn,
+			  struct sk_buff_head *waiting,
+			  struct sk_buff_head *too_big)
 {
 	struct ipoib_priv *priv = conn->priv;
-	struct sk_buff_head waiting, too_big;
 	struct sk_buff *skb;
 
-	__skb_queue_head_init(&waiting);
-	__skb_queue_head_init(&too_big);
-	netif_tx_lock_bh(priv->netdev);
-	spin_lock(&priv->cm.lock);
-	conn->reaping = false;
-	spin_lock(&conn->lock);
-	skb_queue_splice_init(&conn->queue, &waiting);
-	spin_unlock(&conn->lock);
-	spin_unlock(&priv->cm.lock);
-
-	while ((skb = __skb_dequeue(&waiting))) {
+	lockdep_assert_held(&priv->netdev->tx_global_lock);
+	while ((skb = __skb_dequeue(waiting))) {
 		ipoib_cm_count(priv, IPOIB_CM_ST_FALLBACK_TX, 1);
 		skb_pull(skb, IPOIB_PSEUDO_LEN);
 		if (skb->len > priv->ud_mtu + IPOIB_ENCAP_LEN)
-			__skb_queue_tail(&too_big, skb);
+			__skb_queue_tail(too_big, skb);
 		else
 			ipoib_ud_send(priv, skb, conn->ah, conn->qpn);
 	}
-	netif_tx_unlock_bh(priv->netdev);
-	while ((skb = __skb_dequeue(&too_big)))
-		ipoib_too_big(priv, skb, priv->ud_mtu);
 	netdev_dbg(priv->netdev, "connection to %pI6/0x%06x failed: UD for %u s\n",
 		   conn->gid.raw, conn->qpn, conn->backoff);
 }
@@ -444,7 +482,8 @@ static int ipoib_cm_roce_path(struct ipoib_priv *priv,
 	return 0;
 }
 
-static int ipoib_cm_send_req(struct ipoib_cm_conn *conn)
+/* Send our REQ on @id, the connection's CM id. */
+static int ipoib_cm_send_req(struct ipoib_cm_conn *conn, struct ib_cm_id *id)
 {
 	struct ipoib_priv *priv = conn->priv;
 	struct ib_cm_req_param req = {};
@@ -466,7 +505,7 @@ static int ipoib_cm_send_req(struct ipoib_cm_conn *conn)
 	req.rnr_retry_count = IPOIB_CM_RNR_RETRY;
 	req.max_cm_retries = IPOIB_CM_MAX_RETRIES;
 	req.srq = priv->cm.ops == &ipoib_cm_srq_ops;
-	return ib_send_cm_req(conn->id, &req);
+	return ib_send_cm_req(id, &req);
 }
 
 static int ipoib_cm_qp_init(struct ipoib_cm_conn *conn)
@@ -532,15 +571,18 @@ void ipoib_cm_start_work(struct work_struct *work)
 	if (t.action == IPOIB_CM_ACT_CONNECT) {
 		ipoib_cm_set_state(conn, t.next, IPOIB_CM_EV_START);
 		conn->id = id;
-		id = NULL;
 	}
 	spin_unlock_bh(&priv->cm.lock);
-	if (id) {
+	if (t.action != IPOIB_CM_ACT_CONNECT) {
 		/* Closed meanwhile: the reaper frees the QP. */
 		ib_destroy_cm_id(id);
 		return;
 	}
-	ret = ipoib_cm_send_req(conn);
+	/*
+	 * The id is the reaper's now, but the reaper runs on cm.wq after
+	 * us (and cancels us first): it stays valid for this task.
+	 */
+	ret = ipoib_cm_send_req(conn, id);
 	if (ret)
 		goto fail;
 	return;
@@ -589,16 +631,17 @@ static int ipoib_cm_modify(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 /**
  * ipoib_cm_rep_handler - the peer accepted our REQ
  * @conn: the connection
+ * @id: the CM id the REP came on (conn->id may be gone already)
  * @event: the REP
  *
  * QP to RTR and RTS, RTU out, held packets sent.  A malformed REP is
- * answered with a REJ and the peer served over UD.
+ * answered with a REJ and the peer served over UD.  Returns 0: the id is
+ * the reaper's to destroy.
  */
-int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn,
+int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 			 const struct ib_cm_event *event)
 {
 	struct ipoib_priv *priv = conn->priv;
-	struct ib_cm_id *id = conn->id;
 	u8 pdata[IPOIB_CM_PDATA_LEN];
 	struct ipoib_cm_pdata pd;
 	u32 delay;
@@ -608,11 +651,27 @@ int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn,
 	ret = ipoib_cm_pdata_unpack(event->private_data,
 				    IB_CM_REP_PRIVATE_DATA_SIZE, &pd);
 	if (ret) {
-		netdev_warn_once(priv->netdev, "malformed REP from %pI6: %d\n",
-				 conn->gid.raw, ret);
+		net_warn_ratelimited("%s: malformed REP from %pI6: %s\n",
+				     priv->netdev->name, conn->gid.raw,
+				     ret == -ERANGE ?
+				     "receive MTU out of range" :
+				     "private data too short");
+		goto reject;
+	}
+	/*
+	 * RFC 4755 section 6: the private data carries the sender's UD QPN
+	 * (not the RC QPN the REP announces in its own field).  The peer we
+	 * dialled is the one whose UD QPN is in the Service ID: a REP that
+	 * names another is not from it, or is garbled.
+	 */
+	if (pd.qpn != conn->qpn) {
+		net_warn_ratelimited("%s: REP from %pI6 names UD QPN 0x%06x, we dialled 0x%06x: rejected\n",
+				     priv->netdev->name, conn->gid.raw,
+				     pd.qpn, conn->qpn);
 		goto reject;
 	}
 	conn->mtu = ipoib_cm_conn_mtu(priv->cm.rx_mtu, pd.rx_mtu);
+	conn->rtr = true;	/* may take buffers from now on */
 	ret = ipoib_cm_modify(conn, id, IB_QPS_RTR);
 	if (!ret)
 		ret = ipoib_cm_modify(conn, id, IB_QPS_RTS);
@@ -625,7 +684,7 @@ int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn,
 				   msecs_to_jiffies(delay));
 	else
 		ib_send_cm_rtu(id, NULL, 0);
-	ipoib_cm_event(conn, IPOIB_CM_EV_REP);
+	ipoib_cm_id_event(conn, id, IPOIB_CM_EV_REP);
 	return 0;
 
 reject:
@@ -648,6 +707,7 @@ void ipoib_cm_cross_work(struct work_struct *work)
 /**
  * ipoib_cm_rej_handler - a REJ for a connection
  * @conn: the connection
+ * @id: the CM id the REJ came on (conn->id may be gone already)
  * @event: the REJ
  *
  * A peer that does not know the Service ID Linux uses is dialled again
@@ -657,7 +717,7 @@ void ipoib_cm_cross_work(struct work_struct *work)
  * on its way, brings the connection.  Ours keeps its packets until that
  * REQ arrives (ipoib_cm_req_handler() then yields it), or gives up.
  */
-void ipoib_cm_rej_handler(struct ipoib_cm_conn *conn,
+void ipoib_cm_rej_handler(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 			  const struct ib_cm_event *event)
 {
 	struct ipoib_priv *priv = conn->priv;
@@ -669,7 +729,7 @@ void ipoib_cm_rej_handler(struct ipoib_cm_conn *conn,
 	    !conn->ietf_sid) {
 		conn->ietf_sid = true;
 		ipoib_cm_count(priv, IPOIB_CM_ST_IETF_RETRY, 1);
-		if (!ipoib_cm_send_req(conn))
+		if (!ipoib_cm_send_req(conn, id))
 			return;
 	}
 	if (conn->active && ipoib_cm_bidirectional &&
@@ -684,26 +744,22 @@ void ipoib_cm_rej_handler(struct ipoib_cm_conn *conn,
 
 /**
  * ipoib_cm_tx_yield - send a closing connection's packets another way
- * @conn: the connection, its QP gone
+ * @conn: the connection, its QP gone, out of the table
+ * @waiting: the packets that waited on it, in order
  *
  * Crossing REQs: the peer's connection carries our packets too.  They go
  * through the transmit path again, under the transmit lock so that order
  * is kept, and find that connection (or UD).
  */
-void ipoib_cm_tx_yield(struct ipoib_cm_conn *conn)
+void ipoib_cm_tx_yield(struct ipoib_cm_conn *conn,
+		       struct sk_buff_head *waiting)
 {
 	struct ipoib_priv *priv = conn->priv;
-	struct sk_buff_head waiting;
 	struct sk_buff *skb;
 
-	__skb_queue_head_init(&waiting);
-	netif_tx_lock_bh(priv->netdev);
-	spin_lock(&conn->lock);
-	skb_queue_splice_init(&conn->queue, &waiting);
-	spin_unlock(&conn->lock);
-	while ((skb = __skb_dequeue(&waiting)))
+	lockdep_assert_held(&priv->netdev->tx_global_lock);
+	while ((skb = __skb_dequeue(waiting)))
 		ipoib_path_xmit(priv, skb, skb->data);
-	netif_tx_unlock_bh(priv->netdev);
 }
 
 /**
@@ -730,5 +786,6 @@ void ipoib_cm_tx_flush(struct ipoib_cm_conn *conn)
 		ipoib_cm_count(priv, IPOIB_CM_ST_FLUSHED, n);
 	ipoib_cm_icmp(conn, &too_big);
 	/* Completions may have come before the CQ was armed. */
-	ipoib_cm_tx_cq_event(NULL, conn);
+	if (ipoib_cm_poll_add(conn))
+		ipoib_cm_napi_kick(priv);
 }

@@ -266,6 +266,11 @@ static void ipoib_ud_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		wake_up(&priv->drain_wait);
 }
 
+/*
+ * Map @skb for a send from ring slot @buf.  On failure nothing stays
+ * mapped and the slot is left empty (buf->skb NULL): the caller still
+ * owns @skb, and whoever walks the ring later finds nothing to free.
+ */
 int ipoib_tx_map(struct ipoib_priv *priv, struct ipoib_tx_buf *buf,
 		 struct sk_buff *skb, struct ib_sge *sge)
 {
@@ -276,8 +281,10 @@ int ipoib_tx_map(struct ipoib_priv *priv, struct ipoib_tx_buf *buf,
 	buf->nr_dma = 0;
 	buf->dma[0] = ib_dma_map_single(ibdev, skb->data, skb_headlen(skb),
 					DMA_TO_DEVICE);
-	if (ib_dma_mapping_error(ibdev, buf->dma[0]))
+	if (ib_dma_mapping_error(ibdev, buf->dma[0])) {
+		buf->skb = NULL;
 		return -EIO;
+	}
 	sge[0].addr = buf->dma[0];
 	sge[0].length = skb_headlen(skb);
 	sge[0].lkey = priv->pd->local_dma_lkey;
@@ -291,6 +298,7 @@ int ipoib_tx_map(struct ipoib_priv *priv, struct ipoib_tx_buf *buf,
 
 		if (ib_dma_mapping_error(ibdev, addr)) {
 			ipoib_tx_unmap(priv, buf);
+			buf->skb = NULL;
 			return -EIO;
 		}
 		buf->dma[buf->nr_dma++] = addr;
