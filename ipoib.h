@@ -435,7 +435,6 @@ struct ipoib_cm_conn {
 	struct work_struct fill_work;	/* the rest of the ring, after REP */
 
 	struct work_struct start_work;
-	struct delayed_work rtu_work;
 	struct delayed_work cross_work;	/* crossed REQs: peer's REQ due */
 	struct work_struct event_work;
 	unsigned long qp_events;	/* IPOIB_CM_QP_* bits */
@@ -532,7 +531,6 @@ struct ipoib_cm_dev {
 	unsigned int leaked_qps;	/* reaper; QPs teardown had to leave */
 
 	struct dentry *debugfs;
-	u32 rtu_delay_ms;		/* debugfs, tests only */
 	struct ib_wc wc[16];
 	atomic64_t stats[IPOIB_CM_ST_MAX];
 };
@@ -720,7 +718,6 @@ void ipoib_cm_srq_event(struct ib_event *event, void *ctx);
 bool ipoib_cm_xmit(struct ipoib_priv *priv, struct sk_buff *skb,
 		   const u8 *daddr, struct ipoib_ah *ah);
 void ipoib_cm_start_work(struct work_struct *work);
-void ipoib_cm_rtu_work(struct work_struct *work);
 void ipoib_cm_cross_work(struct work_struct *work);
 void ipoib_cm_fill_work(struct work_struct *work);
 int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn, struct ib_cm_id *id,

@@ -3,7 +3,6 @@
  * debugfs: <debugfs>/ipoib_cm/<ibdev>-<port>/ holds, per interface,
  *   connections   one line per RC connection
  *   stats         the counters (the same as ethtool -S)
- *   rtu_delay_ms  tests only: hold our RTU back this long (0: off)
  * Named after the port, not the interface, so a rename or a move to
  * another namespace does not move it; a P_Key child's adds its P_Key and
  * UD QPN (<ibdev>-<port>.<pkey>.<qpn>, hexadecimal).
@@ -89,8 +88,6 @@ void ipoib_cm_debugfs_add(struct ipoib_priv *priv)
 			    &ipoib_cm_conns_fops);
 	debugfs_create_file("stats", 0444, priv->cm.debugfs, priv,
 			    &ipoib_cm_stats_fops);
-	debugfs_create_u32("rtu_delay_ms", 0644, priv->cm.debugfs,
-			   &priv->cm.rtu_delay_ms);
 }
 
 void ipoib_cm_debugfs_del(struct ipoib_priv *priv)

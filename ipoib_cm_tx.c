@@ -593,23 +593,6 @@ fail:
 	ipoib_cm_event(conn, IPOIB_CM_EV_REJ);
 }
 
-/* RTU, sent late on request of the tests (debugfs rtu_delay_ms). */
-void ipoib_cm_rtu_work(struct work_struct *work)
-{
-	struct ipoib_cm_conn *conn = container_of(to_delayed_work(work),
-						  struct ipoib_cm_conn,
-						  rtu_work);
-	struct ipoib_priv *priv = conn->priv;
-	struct ib_cm_id *id;
-
-	/* On cm.wq, and teardown cancels us before destroying the id. */
-	spin_lock_bh(&priv->cm.lock);
-	id = conn->id;
-	spin_unlock_bh(&priv->cm.lock);
-	if (id)
-		ib_send_cm_rtu(id, NULL, 0);
-}
-
 static int ipoib_cm_modify(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 			   enum ib_qp_state state)
 {
@@ -644,7 +627,6 @@ int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 	struct ipoib_priv *priv = conn->priv;
 	u8 pdata[IPOIB_CM_PDATA_LEN];
 	struct ipoib_cm_pdata pd;
-	u32 delay;
 	int ret;
 
 	ipoib_cm_pdata_local(priv, pdata);
@@ -678,12 +660,7 @@ int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 	if (ret)
 		goto reject;
 
-	delay = READ_ONCE(priv->cm.rtu_delay_ms);
-	if (delay)
-		queue_delayed_work(priv->cm.wq, &conn->rtu_work,
-				   msecs_to_jiffies(delay));
-	else
-		ib_send_cm_rtu(id, NULL, 0);
+	ib_send_cm_rtu(id, NULL, 0);
 	ipoib_cm_id_event(conn, id, IPOIB_CM_EV_REP);
 	return 0;
 
