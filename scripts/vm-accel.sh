@@ -52,21 +52,25 @@ fi
 secs=${IPOIB_CM_ACCEL_PROBE_SECS:-30}
 probe_log=$(mktemp /tmp/ipoib_cm-accel.XXXXXX)
 # No root device: a kernel that boots to the end panics when it looks for
-# one, and -no-reboot then ends QEMU.
+# one (or, without block devices, for an init), and -no-reboot then ends
+# QEMU.
 status=0
 timeout -k 5 "$secs" qemu-system-x86_64 -accel kvm -cpu host -m 512M \
 	-smp 2 -nographic -no-reboot -nodefaults -serial stdio \
 	-kernel "$kernel" \
 	-append "console=ttyS0 acpi=noirq panic=-1 root=/dev/ipoib-cm-probe" \
 	< /dev/null > "$probe_log" 2>&1 || status=$?
-if grep -q 'VFS: Unable to mount root' "$probe_log"; then
+if grep -q 'Kernel panic - not syncing: \(VFS\|No working init\)' "$probe_log"; then
 	accel=kvm
-	why="a probe boot under KVM reached the root mount"
+	why="a probe boot under KVM ran to its root mount"
 else
 	accel=tcg
-	why="KVM probe failed: QEMU exit status $status$([ $status = 124 ] &&
-		echo ", no root mount within $secs s")"
-	why+=", last output: $(tr -d '\r' < "$probe_log" | grep . | tail -n1 | cut -c1-120)"
+	why="KVM probe failed: QEMU exit status $status"
+	if [ $status = 124 ]; then
+		why+=", not at its root mount within $secs s"
+	fi
+	last=$(tr -d '\r' < "$probe_log" | grep . | tail -n1 | cut -c1-120) || true
+	why+=", last output: ${last:-none}"
 fi
 rm -f "$probe_log"
 echo "$accel $why" > "$result"

@@ -68,7 +68,9 @@ fi
 	echo
 } > "$outdir/job.sh"
 
-case $(bash "$TOPDIR/scripts/vm-accel.sh" "$kernel") in
+accel=$(bash "$TOPDIR/scripts/vm-accel.sh" "$kernel") ||
+	die "cannot choose an accelerator (scripts/vm-accel.sh failed)"
+case $accel in
 kvm)	accel=(-accel kvm -cpu host) ;;
 *)	accel=(-accel tcg -cpu max) ;;
 esac

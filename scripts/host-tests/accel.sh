@@ -76,8 +76,8 @@ calls=$(wc -l < "$tmp/qemu-calls")
 echo "ok   cached: $(cat "$tmp/vm.log")"
 
 expect abort tcg 'failed to set MSR'
-IPOIB_CM_ACCEL_PROBE_SECS=5 expect hang tcg 'no root mount within 5 s'
-IPOIB_CM_ACCEL_PROBE_SECS=120 expect works kvm 'reached the root mount'
+IPOIB_CM_ACCEL_PROBE_SECS=5 expect hang tcg 'not at its root mount within 5 s'
+IPOIB_CM_ACCEL_PROBE_SECS=120 expect works kvm 'ran to its root mount'
 IPOIB_CM_ACCEL=tcg expect works tcg 'IPOIB_CM_ACCEL'
 rm "$tmp/kvm"
 expect works tcg 'missing or not writable'
