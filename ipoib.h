@@ -289,6 +289,8 @@ enum ipoib_cm_stat {
 	IPOIB_CM_ST_NO_QP,		/* of which over the no-SRQ cap */
 	IPOIB_CM_ST_BAD_PKEY,		/* of which in another partition */
 	IPOIB_CM_ST_FAILED,		/* our REQs that failed: UD fallback */
+	IPOIB_CM_ST_BAD_REP,		/* of which for a malformed REP */
+	IPOIB_CM_ST_REJ_RCVD,		/* REJs received for our REQs */
 	IPOIB_CM_ST_FALLBACK_TX,	/* packets sent over UD meanwhile */
 	IPOIB_CM_ST_IETF_RETRY,		/* REQs redialled on the RFC's ID */
 	IPOIB_CM_ST_CROSSED,		/* crossing REQs resolved */

@@ -638,7 +638,7 @@ int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 				     ret == -ERANGE ?
 				     "receive MTU out of range" :
 				     "private data too short");
-		goto reject;
+		goto malformed;
 	}
 	/*
 	 * RFC 4755 section 6: the private data carries the sender's UD QPN
@@ -650,7 +650,7 @@ int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 		net_warn_ratelimited("%s: REP from %pI6 names UD QPN 0x%06x, we dialled 0x%06x: rejected\n",
 				     priv->netdev->name, conn->gid.raw,
 				     pd.qpn, conn->qpn);
-		goto reject;
+		goto malformed;
 	}
 	conn->mtu = ipoib_cm_conn_mtu(priv->cm.rx_mtu, pd.rx_mtu);
 	conn->rtr = true;	/* may take buffers from now on */
@@ -664,6 +664,8 @@ int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 	ipoib_cm_id_event(conn, id, IPOIB_CM_EV_REP);
 	return 0;
 
+malformed:
+	ipoib_cm_count(priv, IPOIB_CM_ST_BAD_REP, 1);
 reject:
 	ib_send_cm_rej(id, IB_CM_REJ_CONSUMER_DEFINED, NULL, 0, pdata,
 		       sizeof(pdata));
@@ -699,9 +701,19 @@ void ipoib_cm_rej_handler(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 {
 	struct ipoib_priv *priv = conn->priv;
 	int reason = event->param.rej_rcvd.reason;
+	struct ipoib_cm_pdata pd;
 
-	netdev_dbg(priv->netdev, "REJ from %pI6/0x%06x, reason %d\n",
-		   conn->gid.raw, conn->qpn, reason);
+	ipoib_cm_count(priv, IPOIB_CM_ST_REJ_RCVD, 1);
+	if (!ipoib_cm_pdata_unpack(event->private_data,
+				   IB_CM_REJ_PRIVATE_DATA_SIZE, &pd))
+		net_info_ratelimited("%s: REJ from %pI6/0x%06x: reason %d (%s), peer UD QPN 0x%06x, receive MTU %u\n",
+				     priv->netdev->name, conn->gid.raw,
+				     conn->qpn, reason, ibcm_reject_msg(reason),
+				     pd.qpn, pd.rx_mtu);
+	else
+		net_info_ratelimited("%s: REJ from %pI6/0x%06x: reason %d (%s), no IPoIB private data\n",
+				     priv->netdev->name, conn->gid.raw,
+				     conn->qpn, reason, ibcm_reject_msg(reason));
 	if (conn->active && reason == IB_CM_REJ_INVALID_SERVICE_ID &&
 	    !conn->ietf_sid) {
 		conn->ietf_sid = true;
