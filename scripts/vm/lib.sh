@@ -491,3 +491,33 @@ for i in range(int(sys.argv[3])):
     s.sendto(b"seq %d " % i + b"x" * 1000, (sys.argv[1], int(sys.argv[2])))
 PY
 }
+
+# srq_check RDMADEV srq|none: every RC QP of the device in RTR or RTS (a
+# connection's; the drain QP stays in ERR) is attached to an SRQ of the
+# device (srq), or none is (none), as the RDMA core's resource tracking
+# sees it.  Fails if there is no such QP at all.
+srq_check() {
+	local qps srqs
+
+	qps=$(rdma -j res show qp link "$1/1")
+	srqs=$(rdma -j res show srq dev "$1" 2>/dev/null) || srqs='[]'
+	python3 - "$1" "$2" "$qps" "${srqs:-[]}" <<'PY'
+import json, sys
+dev, want = sys.argv[1], sys.argv[2]
+qps, srqs = json.loads(sys.argv[3]), json.loads(sys.argv[4])
+live = sorted(q["lqpn"] for q in qps
+              if q.get("type") == "RC" and q.get("state") in ("RTR", "RTS"))
+att = set()
+for s in srqs:
+    for r in s.get("lqpn", []):
+        a, _, b = str(r).partition("-")
+        att.update(range(int(a), int(b or a) + 1))
+print(f"{dev}: RC QPs in RTR/RTS {live}, on an SRQ {sorted(att)}")
+if not live:
+    sys.exit(f"{dev}: no RC QP in RTR or RTS")
+bad = [q for q in live if (q in att) != (want == "srq")]
+if bad:
+    sys.exit(f"{dev}: RC QPs {bad} " +
+             ("not on the SRQ" if want == "srq" else "on an SRQ"))
+PY
+}

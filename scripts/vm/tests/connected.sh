@@ -51,6 +51,12 @@ tcp_digest_check 16 || fail "a 16 MiB TCP transfer arrived damaged or short"
 cat "$(cm_debugfs rxe0)/connections" "$(cm_debugfs rxe1)/connections"
 [ "$(cm_stat rxe0 rc_tx_errors)" = 0 ] || fail "RC send errors"
 rxe_clean rxe0 rxe1
+# Both ends opened and accepted (ping both ways): every connection's QP,
+# opened or accepted, is on its interface's SRQ.
+in1 ping -c 2 -i 0.3 -W 10 192.0.2.1 > /dev/null || fail "ping 1 -> 0"
+[ "$(cm_conns rxe1 | grep -c ' active live ')" -ge 1 ] || fail "$IB1 opened no connection"
+srq_check rxe0 srq || fail "an RC QP of $IB0 is not on its SRQ"
+srq_check rxe1 srq || fail "an RC QP of $IB1 is not on its SRQ"
 
 # One end back in datagram mode: its MTU drops and the connections close.
 set_mode ns1 "$IB1" datagram || fail "echo datagram > mode"

@@ -53,6 +53,8 @@ iperf_check 30 || fail "iperf3 byte counts differ (no-SRQ both ends)"
 cat "$(cm_debugfs rxe0)/connections" "$(cm_debugfs rxe1)/connections"
 [ "$(cm_stat rxe0 rc_tx_errors)" = 0 ] || fail "RC send errors"
 rxe_clean rxe0 rxe1 rxe2
+srq_check rxe0 none || fail "cm_srq=0, yet an RC QP of host 0 is on an SRQ"
+srq_check rxe1 none || fail "cm_srq=0, yet an RC QP of host 1 is on an SRQ"
 
 idle=$(conn_field rxe0 active rx_buf_bytes)
 full=$(conn_field rxe1 passive rx_buf_bytes)
