@@ -521,3 +521,31 @@ if bad:
              ("not on the SRQ" if want == "srq" else "on an SRQ"))
 PY
 }
+
+# Every IPoIB interface (link type infiniband) in every namespace, one
+# "NAMESPACE/NAME" per line (init_net as "-"), wherever scenarios put them.
+ipoib_ifaces() {
+	local ns
+
+	for ns in - $(ip netns list | awk '{print $1}'); do
+		if [ "$ns" = - ]; then ip -j link show; else ip -n "$ns" -j link show; fi |
+			python3 -c '
+import json, sys
+for l in json.load(sys.stdin):
+    if l.get("link_type") == "infiniband":
+        print(sys.argv[1] + "/" + l["ifname"])' "$ns"
+	done
+}
+
+# unload_checked: rmmod, after checking that there are interfaces to lose
+# (the check below could not fail otherwise), then no IPoIB interface in
+# any namespace and no debugfs directory of the module.
+unload_checked() {
+	local left
+
+	[ -n "$(ipoib_ifaces)" ] || fail "no IPoIB interface before rmmod"
+	unload_module || fail "rmmod failed"
+	left=$(ipoib_ifaces)
+	[ -z "$left" ] || fail "interfaces survived rmmod: $left"
+	[ ! -e /sys/kernel/debug/ipoib_cm ] || fail "debugfs survived rmmod"
+}

@@ -187,5 +187,5 @@ n=$(($(reqs) - reqs0))
 cm_conns rxe0 | grep -q ' active live ' || fail "the connection $IB0 -> $IB1 is gone"
 tcp_digest_check 8 || fail "an 8 MiB transfer arrived damaged or short"
 rxe_clean rxe0 rxe1
-unload_module
+unload_checked
 say "cm-negative: ok"

@@ -78,5 +78,5 @@ iperf_check 10 || fail "iperf3 connected -> datagram"
 [ "$(cm_stat rxe0 too_big_icmp)" -gt 0 ] || [ "$(awk '$1 == "drop_too_big" {print $2}' "$(cm_debugfs rxe0)/stats")" -gt 0 ] ||
 	fail "no packet counted as too big"
 
-unload_module
+unload_checked
 say "connected: ok"

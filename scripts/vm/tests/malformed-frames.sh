@@ -39,5 +39,5 @@ say "length errors $len0 -> $len1, dropped $drop0 -> $drop1"
 [ $((drop1 - drop0)) = 7 ] || fail "unknown ethertypes not counted as dropped"
 
 in0 ping -c 2 -W 10 192.0.2.2 > /dev/null || fail "no traffic after"
-unload_module
+unload_checked
 say "malformed-frames: ok"

@@ -50,6 +50,7 @@ in2 ping -c 2 -s 20000 -W 10 192.0.2.1 || fail "large ping 2 -> 0 (UD, fragmente
 in0 ping -c 2 -i 0.3 -W 10 192.0.2.2 || fail "0 -> 1 broke when host 2 was refused"
 
 iperf_check 30 || fail "iperf3 byte counts differ (no-SRQ both ends)"
+tcp_digest_check 16 ns0 ns1 2001:db8::2 || fail "0 -> 1 (no-SRQ) arrived damaged or short"
 cat "$(cm_debugfs rxe0)/connections" "$(cm_debugfs rxe1)/connections"
 [ "$(cm_stat rxe0 rc_tx_errors)" = 0 ] || fail "RC send errors"
 rxe_clean rxe0 rxe1 rxe2
@@ -63,7 +64,7 @@ say "receive-buffer bytes: opened, idle QP $idle; accepted QP $full"
 [ "$idle" -gt 0 ] && [ "$full" -gt "$idle" ] || fail "unexpected receive-buffer sizes"
 
 # One connection both ways: host 1 answers over the QP host 0 opened.
-unload_module
+unload_checked
 hosts_down
 load_module default_mode=connected cm_srq=0 cm_bidirectional=1
 hosts_up
@@ -87,8 +88,11 @@ say "host 1 -> host 0 over host 0's QP: $got bytes; receives posted $before -> $
 [ "$after" -gt "$before" ] || fail "the opened QP's ring did not grow"
 [ "$(cm_stat rxe0 nosrq_rx_grown)" -gt 0 ] || fail "no growth counted"
 [ "$(cm_stat rxe1 rc_tx_errors)" = 0 ] || fail "host 1 saw RC send errors (RNR?)"
+tcp_digest_check 16 ns1 ns0 2001:db8::1 ||
+	fail "1 -> 0 over host 0's QP arrived damaged or short"
+tcp_digest_check 8 ns0 ns1 2001:db8::2 || fail "0 -> 1 (bidirectional) arrived damaged or short"
 [ "$(cm_conns rxe0 | wc -l)" = 1 ] || fail "a second connection appeared"
 rxe_clean rxe0 rxe1
 
-unload_module
+unload_checked
 say "nosrq: ok"

@@ -109,7 +109,7 @@ rtu_lost() {
 	[ "$(cm_conns rxe1 | wc -l)" = 1 ] || fail "host 1 has more than one connection"
 	say "cm_srq=$srq: RTUs dropped $(cm_dropped veth0), REP retries $(rep_retries)"
 	wire_clear veth0
-	unload_module
+	unload_checked
 	hosts_down
 }
 
@@ -127,7 +127,7 @@ qpn=$(conn_col rxe0 active live 5)
 tcp_digest_check 16 ns0 ns1 2001:db8::2 || fail "default mode: second transfer"
 same_connection "$qpn" "default mode"
 wire_clear veth0
-unload_module
+unload_checked
 hosts_down
 }
 
@@ -164,7 +164,7 @@ cat "$(cm_debugfs rxe0)/connections" "$(cm_debugfs rxe1)/connections"
 	[ "$(cm_stat rxe1 rc_rx_bytes)" -gt $((16 << 20)) ] ||
 	fail "not both directions over RC"
 rxe_clean rxe0 rxe1
-unload_module
+unload_checked
 hosts_down
 }
 
