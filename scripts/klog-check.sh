@@ -3,7 +3,7 @@
 #
 # Fail if a kernel log (or kmemleak report) shows a problem.
 #
-#   scripts/klog-check.sh FILE...
+#   scripts/klog-check.sh [--alloc-failures] FILE...
 #
 # Findings: KASAN, UBSAN, lockdep and other WARNINGs, BUGs (including
 # sleeping in atomic context), Oopses, panics, hung tasks, soft lockups,
@@ -11,6 +11,12 @@
 # could not scan, a net device that cannot be unregistered, and the
 # module's own warnings that something did not finish in time or was left
 # behind (its teardown never ends silently).
+#
+# --alloc-failures: the run injected allocation failures on purpose, so the
+# memory manager's own report of a failed allocation (a "page allocation
+# failure:" or "vmalloc error:" line, its stack up to </TASK>) is expected
+# and skipped; everything else in the log is still checked, stacks of any
+# other origin included.
 
 patterns=(
 	'BUG: '
@@ -40,11 +46,29 @@ patterns=(
 	'left behind'
 )
 
+alloc_failures=0
+if [ "${1:-}" = --alloc-failures ]; then
+	alloc_failures=1
+	shift
+fi
+
+# The log to check: FILE itself, or without the expected allocation
+# failure reports.  Line numbers stay those of FILE.
+log_of() {
+	if [ $alloc_failures = 1 ]; then
+		awk '/(page allocation failure|vmalloc error): / { skip = 1 }
+		     !skip { print NR ":" $0 }
+		     skip && /<\/TASK>/ { skip = 0 }' "$1"
+	else
+		grep -n '' "$1"
+	fi
+}
+
 found=0
 for f in "$@"; do
 	[ -f "$f" ] || continue
 	for p in "${patterns[@]}"; do
-		if grep -E -n -- "$p" "$f" > /tmp/klog-check.$$ 2>/dev/null; then
+		if log_of "$f" | grep -E -- "^[0-9]+:.*$p" > /tmp/klog-check.$$ 2>/dev/null; then
 			echo "kernel log finding ($p) in $f:"
 			head -n 20 /tmp/klog-check.$$ | sed 's/^/    /'
 			found=1

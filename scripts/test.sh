@@ -160,9 +160,12 @@ static_checks() {
 }
 
 vm() {
-	local out=$1
+	local out=$1 secs
 	shift
-	bash scripts/vm-run.sh -k "$k612" -o "$out" \
+	# A scenario may ask for more than the runner's 900 s: a line
+	# "# vm-timeout: SECONDS" in its header.
+	secs=$(sed -n 's/^# vm-timeout: *\([0-9]*\)$/\1/p' "$1" 2>/dev/null | head -n 1)
+	bash scripts/vm-run.sh -k "$k612" -o "$out" -t "${secs:-900}" \
 		-e IPOIB_CM_MODDIR="$BUILD/6.12" \
 		-e IPOIB_CM_TOOLDIR="$BUILD/tools" -e IPOIB_CM_KDIR="$k612" -- "$@"
 }

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# vm-timeout: 1500
 # The RTR -> RTS window, with the RTU lost on the wire (a tc filter on the
 # dialling side's veth drops every CM RTU it sends, so the accepting side
 # learns of the connection only from the data):
