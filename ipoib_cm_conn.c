@@ -27,7 +27,6 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/error-injection.h>
 #include <linux/jhash.h>
 #include <linux/rtnetlink.h>
 #include <linux/slab.h>
@@ -198,7 +197,6 @@ static void ipoib_cm_qp_event(struct ib_event *event, void *ctx)
  *
  * A connection that may send (ours, or any with the bidirectional option)
  * gets a send ring; others keep one send WR so the QP is well formed.
- * fail_function may fail it (the fault-injection scenario).
  */
 int ipoib_cm_create_qp(struct ipoib_cm_conn *conn)
 {
@@ -265,7 +263,6 @@ err_ring:
 	conn->tx_ring = NULL;
 	return ret;
 }
-ALLOW_ERROR_INJECTION(ipoib_cm_create_qp, ERRNO);
 
 /*
  * Free what ipoib_cm_create_qp() and the receive backend's admit and

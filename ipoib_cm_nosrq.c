@@ -22,7 +22,6 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/error-injection.h>
 #include <linux/slab.h>
 
 #include "ipoib.h"
@@ -109,8 +108,7 @@ static void ipoib_cm_nosrq_qp_attr(struct ipoib_cm_conn *conn,
 
 /*
  * The QP is in INIT, and nothing else adds to its ring yet: one receive
- * if we opened it, the first of the ring if we accept it.  fail_function
- * may fail it (the fault-injection scenario).
+ * if we opened it, the first of the ring if we accept it.
  */
 static int ipoib_cm_nosrq_qp_ready(struct ipoib_cm_conn *conn)
 {
@@ -130,7 +128,6 @@ static int ipoib_cm_nosrq_qp_ready(struct ipoib_cm_conn *conn)
 	}
 	return 0;
 }
-ALLOW_ERROR_INJECTION(ipoib_cm_nosrq_qp_ready, ERRNO);
 
 static bool ipoib_cm_nosrq_open(struct ipoib_cm_conn *conn)
 {

@@ -11,7 +11,6 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/error-injection.h>
 #include <linux/random.h>
 
 #include "ipoib.h"
@@ -386,9 +385,8 @@ static int ipoib_cm_rx_modify(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 	return ib_modify_qp(conn->qp, &attr, mask);
 }
 
-/* Not inlined: fail_function may fail it (the fault-injection scenario). */
-static noinline int ipoib_cm_send_rep(struct ipoib_cm_conn *conn,
-				      struct ib_cm_id *id, u32 psn)
+static int ipoib_cm_send_rep(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
+			     u32 psn)
 {
 	struct ipoib_priv *priv = conn->priv;
 	struct ib_cm_rep_param rep = {};
@@ -404,7 +402,6 @@ static noinline int ipoib_cm_send_rep(struct ipoib_cm_conn *conn,
 	rep.srq = priv->cm.ops == &ipoib_cm_srq_ops;
 	return ib_send_cm_rep(id, &rep);
 }
-ALLOW_ERROR_INJECTION(ipoib_cm_send_rep, ERRNO);
 
 /**
  * ipoib_cm_req_handler - a peer asks for a connection
