@@ -77,7 +77,7 @@ static int ipoib_child_add(struct ipoib_priv *ppriv, struct net_device *dev,
 		if (ret == -ENXIO)
 			NL_SET_ERR_MSG(extack,
 				       "P_Key not in the port's P_Key table");
-		netdev_err(ppriv->netdev, "no child with P_Key 0x%04x: %pe\n",
+		netdev_err(ppriv->netdev, "cannot create a child with P_Key 0x%04x: %pe\n",
 			   pkey, ERR_PTR(ret));
 		return ret;
 	}
