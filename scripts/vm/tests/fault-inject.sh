@@ -31,16 +31,36 @@ echo 0 > "$FS/verbose"
 # succeeded, datagram with 4092 if it failed; undone by "datagram".
 # KIND "child": 0xffff into $IB0/create_child, after which $IB0.ffff
 # exists exactly when the write succeeded; undone by delete_child.  UD
-# must still work after a failure: a ping every eighth try.  N runs 1 ..
+# must still work after a failure: a ping every eighth try.  After every
+# try, undone, the RDMA core's count of each kind of object of rxe0 (PDs,
+# CQs, QPs, SRQs, CM ids, MRs: rdma res show) must be back to what it was
+# before the sweep: rxe's pools keep a leaked CQ or QP referenced, so
+# kmemleak alone cannot see one.  N runs 1 ..
 # 40, then 30 % further each time, until a write meets no N-th
 # allocation; at least one injected failure must make the write fail.
 sweep() {
 	local out rc=0
 
-	out=$(ip netns exec ns0 python3 - "$1" "$2" "$IB0" 192.0.2.2 <<'PY'
-import errno, os, subprocess, sys
-name, kind, ifname, peer = sys.argv[1:]
+	out=$(ip netns exec ns0 python3 - "$1" "$2" "$IB0" 192.0.2.2 rxe0 2>&1 <<'PY'
+import errno, os, subprocess, sys, time
+name, kind, ifname, peer, dev = sys.argv[1:]
 os.chdir("/sys/class/net")
+
+def objects():
+    out = subprocess.run(["rdma", "res", "show"], capture_output=True,
+                         text=True, check=True).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) > 1 and f[1] == dev + ":":
+            return " ".join(f[2:])
+    sys.exit(f"{name}: {dev} not in rdma res show")
+
+def objects_back(what):
+    end = time.monotonic() + 5     # rxe may free an object a little later
+    while (now := objects()) != base:
+        if time.monotonic() > end:
+            sys.exit(f"{name}: {what}: {dev} has {now}; before the sweep {base}")
+        time.sleep(0.1)
 
 def read(path):
     with open(path) as f:
@@ -67,6 +87,7 @@ else:
     def undo():
         write(ifname + "/delete_child", "0xffff")
 
+base = objects()
 nth = os.open("/proc/thread-self/fail-nth", os.O_RDWR)
 n, injected, failed = 1, 0, 0
 while True:
@@ -86,6 +107,7 @@ while True:
         undo()
         if not state_ok(False):
             sys.exit(f"{name}: N={n}: undoing left the state wrong")
+    objects_back(f"N={n} ({res})")
     if left:
         break
     injected += 1
@@ -99,13 +121,14 @@ while True:
 if res != "ok":
     sys.exit(f"{name}: the write without a fault failed: {res}")
 print(f"{name}: {injected} faults injected (N up to {n}), "
-      f"{failed} writes failed with an error, the rest succeeded")
+      f"{failed} writes failed with an error, the rest succeeded; "
+      f"{dev} back to {base} each time")
 if not failed:
     sys.exit(f"{name}: no injected fault made the write fail")
 PY
 ) || rc=$?
 	say "$out"
-	[ $rc = 0 ] || fail "$1: see above"
+	[ $rc = 0 ] || fail "$(echo "$out" | tail -n 1)"
 }
 
 # backend_faults NAME: the mode-switch sweep in the backend the module was
