@@ -150,6 +150,7 @@ static_checks() {
 	# tracepoint.
 	run_test docs bash scripts/check-docs.sh
 	run_test host/mirror bash scripts/host-tests/mirror.sh
+	run_test host/klog-check bash scripts/host-tests/klog-check.sh
 	# sparse over every source, on the objects build/6.12 left.
 	if [ -f "$BUILD/6.12/ipoib_cm.ko" ]; then
 		run_test sparse/6.12 bash scripts/build-module.sh --in-place \
