@@ -44,14 +44,10 @@ for name in "${names[@]}"; do
 	elif ! bash "$tree/scripts/build-module.sh" "$k612" \
 		"$tree/build/6.12" > "$OUT/$name.build.log" 2>&1; then
 		result="does not build"
+	elif ! bash "$tree/scripts/build-tools.sh" "$k612" "$tree/build/tools" \
+		>> "$OUT/$name.build.log" 2>&1; then
+		result="tools do not build"
 	else
-		mkdir -p "$tree/build/tools/cm_inject"
-		cp scripts/tools/cm_inject/{Kbuild,cm_inject.c} \
-			"$tree/build/tools/cm_inject/"
-		make -C "$k612" M="$tree/build/tools/cm_inject" modules \
-			>> "$OUT/$name.build.log" 2>&1
-		gcc -O2 -o "$tree/build/tools/ud_inject" \
-			scripts/tools/ud_inject.c -libverbs
 		if (cd "$tree" && bash scripts/vm-run.sh -k "$k612" \
 			-o "$OUT/$name.vm" \
 			-e IPOIB_CM_MODDIR="$tree/build/6.12" \

@@ -110,17 +110,10 @@ if [ -n "$k612" ]; then
 else
 	record build/6.12 1 "$LOGDIR/kernel-6.12.log"
 fi
-mkdir -p "$BUILD/tools"
-run_test build/ud_inject gcc -O2 -Wall -Wextra -Werror \
-	-o "$BUILD/tools/ud_inject" scripts/tools/ud_inject.c -libverbs
-# The CM test tool, a module for the VM's kernel (cm-negative scenario).
-build_tool_module() {
-	rm -rf "$BUILD/tools/$1" && mkdir -p "$BUILD/tools/$1" &&
-		cp "scripts/tools/$1/Kbuild" "scripts/tools/$1/$1.c" \
-			"$BUILD/tools/$1/" &&
-		make -C "$k612" M="$BUILD/tools/$1" W=1 modules
-}
-run_test build/cm_inject build_tool_module cm_inject
+run_test build/ud_inject bash scripts/build-tools.sh "$k612" "$BUILD/tools" \
+	ud_inject
+run_test build/cm_inject bash scripts/build-tools.sh "$k612" "$BUILD/tools" \
+	cm_inject
 
 # The other builds and the style and static checks, as one job.
 static_checks() {

@@ -35,9 +35,9 @@ echo 0 > "$FS/verbose"
 # try, undone, the RDMA core's count of each kind of object of rxe0 (PDs,
 # CQs, QPs, SRQs, CM ids, MRs: rdma res show) must be back to what it was
 # before the sweep: rxe's pools keep a leaked CQ or QP referenced, so
-# kmemleak alone cannot see one.  N runs 1 ..
-# 40, then 30 % further each time, until a write meets no N-th
-# allocation; at least one injected failure must make the write fail.
+# kmemleak alone cannot see one.  N runs 1 .. 40, then 30 % further each
+# time, until a write meets no N-th allocation; at least one injected
+# failure must make the write fail.
 sweep() {
 	local out rc=0
 
