@@ -48,8 +48,11 @@ for name in "${names[@]}"; do
 		>> "$OUT/$name.build.log" 2>&1; then
 		result="tools do not build"
 	else
+		# The scenario's own timeout, as the test command gives it.
+		secs=$(sed -n 's/^# vm-timeout: *\([0-9]*\)$/\1/p' \
+			"scripts/vm/tests/$test.sh" | head -n 1)
 		if (cd "$tree" && bash scripts/vm-run.sh -k "$k612" \
-			-o "$OUT/$name.vm" \
+			-o "$OUT/$name.vm" -t "${secs:-900}" \
 			-e IPOIB_CM_MODDIR="$tree/build/6.12" \
 			-e IPOIB_CM_TOOLDIR="$tree/build/tools" \
 			-e IPOIB_CM_KDIR="$k612" -- \
