@@ -59,7 +59,7 @@ for name in "${names[@]}"; do
 			"scripts/vm/tests/$test.sh") > "$OUT/$name.log" 2>&1; then
 			result="NOT CAUGHT by vm/$test"
 		else
-			result="caught by vm/$test: $(grep -ah 'FAIL' \
+			result="caught by vm/$test: $(grep -ahE 'FAIL|kernel log finding' \
 				"$OUT/$name.vm/console.log" "$OUT/$name.log" |
 				head -n 1 | cut -c1-160)"
 		fi
