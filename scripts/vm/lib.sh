@@ -51,8 +51,44 @@ load_module() {
 	insmod "$MODDIR/ipoib_cm.ko" "$@"
 }
 
+# rmmod, and where it waits: every 10 s it is still running, the kernel
+# stacks of rmmod and of every task in uninterruptible sleep.
+# Sets RMMOD_SECS to how long rmmod ran, process start included.
 unload_module() {
-	rmmod ipoib_cm
+	local pid start=$EPOCHREALTIME next=10 rc=0
+
+	rmmod ipoib_cm &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 1
+		[ "$(secs_since "$start")" -ge $next ] &&
+			kill -0 "$pid" 2>/dev/null || continue
+		say "rmmod still running after ${next}s"
+		blocked_stacks "$pid"
+		next=$((next + 10))
+	done
+	wait "$pid" || rc=$?
+	RMMOD_SECS=$(secs_since "$start")
+	return $rc
+}
+
+# Whole seconds since an $EPOCHREALTIME value.
+secs_since() {
+	local now=$EPOCHREALTIME
+
+	echo $(((${now/./} - ${1/./}) / 1000000))
+}
+
+# The kernel stacks of task PID and of every task in state D.
+blocked_stacks() {
+	local p
+
+	for p in /proc/[0-9]*; do
+		[ "${p#/proc/}" = "$1" ] ||
+			grep -qs '^State:.D' "$p/status" || continue
+		echo "-- ${p#/proc/} $(cat "$p/comm" 2>/dev/null)"
+		cat "$p/stack" 2>/dev/null || true
+	done
 }
 
 # Count kernel-log lines matching an extended regular expression.
@@ -110,6 +146,24 @@ cm_dump() {
 		echo "== $d"
 		cat "$d/connections" "$d/stats" 2>/dev/null | grep -v ' 0$' || true
 	done
+}
+
+# The state that explains a lost packet between hosts 0 and 1: neighbours,
+# links, the veths' addresses (rxe's RoCE packets need them), the ports,
+# the module's non-zero counters.
+port_state() {
+	local ns
+
+	for ns in ns0 ns1; do
+		echo "== $ns"
+		ip -n "$ns" neigh show || true
+		ip -n "$ns" -s link show || true
+	done
+	ip -6 addr show dev veth0 || true
+	ip -6 addr show dev veth1 || true
+	rdma link show || true
+	cm_dump
+	dmesg | tail -n 20
 }
 
 # Connections of an RDMA device's interface, one per line.
@@ -544,6 +598,7 @@ unload_checked() {
 
 	[ -n "$(ipoib_ifaces)" ] || fail "no IPoIB interface before rmmod"
 	unload_module || fail "rmmod failed"
+	say "rmmod ran ${RMMOD_SECS}s"
 	left=$(ipoib_ifaces)
 	[ -z "$left" ] || fail "interfaces survived rmmod: $left"
 	[ ! -e /sys/kernel/debug/ipoib_cm ] || fail "debugfs survived rmmod"

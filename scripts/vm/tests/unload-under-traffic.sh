@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # rmmod while iperf3 runs both ways: it finishes, cleanly, within a minute.
-# (Under KASAN and software emulation a loaded unload was measured at 45 s;
-# where that time goes is still to be found.)
+# The minute is rmmod's own (unload_module's RMMOD_SECS), not the checks
+# around it: with iperf3 saturating both emulated CPUs, starting each
+# process of those checks takes seconds.
 . "$(dirname "$0")/../lib.sh"
 
 fabric_single
@@ -16,9 +17,8 @@ cpid=$!
 sleep 8
 start=$SECONDS
 unload_checked
-took=$((SECONDS - start))
-say "rmmod under traffic took ${took}s"
-[ $took -le 60 ] || fail "rmmod took ${took}s"
+say "rmmod under traffic: ${RMMOD_SECS}s, with the checks $((SECONDS - start))s"
+[ "$RMMOD_SECS" -le 60 ] || fail "rmmod took ${RMMOD_SECS}s"
 kill $cpid $spid 2>/dev/null || true
 wait $cpid $spid 2>/dev/null || true
 say "unload-under-traffic: ok"
