@@ -64,11 +64,14 @@ iperf_check 30 || fail "iperf3 byte counts differ"
 tcp_digest_check 16 || fail "a 16 MiB TCP transfer arrived damaged or short"
 in0 ip -s link show "$IB0"
 
-# The carrier follows the port: veth1 down takes rxe1's port down.
+# The carrier follows the port: veth1 down takes rxe1's port down, and
+# rxe0's too (a veth loses its carrier with its peer): the ping waits for
+# both to be back.
 ip link set veth1 down
 wait_for 30 "carrier off on $IB1" carrier_down ns1 "$IB1"
 ip link set veth1 up
 wait_for 60 "carrier back on $IB1" carrier_up ns1 "$IB1"
+wait_for 60 "carrier back on $IB0" carrier_up ns0 "$IB0"
 if ! in0 ping -c 1 -W 10 192.0.2.2; then
 	# What explains it, and whether it is slow or lost for good.
 	port_state
