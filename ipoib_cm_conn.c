@@ -9,7 +9,7 @@
  *   conn->lock (BH)      a connection's send ring, queue, QP and send CQ;
  *                        nests inside cm.lock.
  *   priv->cm.poll_lock   connections whose send CQ fired (any context).
- * Ownership (details at the fields in ipoib.h):
+ * Ownership (details at the fields in ipoib_cm_priv.h):
  *   - a connection enters the table under cm.lock and leaves it only at
  *     the end of its reap (ipoib_cm_reap_finish()); only the reaper frees;
  *   - whoever clears conn->id under cm.lock destroys that CM id;
@@ -33,6 +33,7 @@
 #include <rdma/ib_cache.h>
 
 #include "ipoib.h"
+#include "ipoib_cm_priv.h"
 #include "ipoib_compat.h"
 
 /* Connections are found by the peer's GID and UD QPN, not its flags. */

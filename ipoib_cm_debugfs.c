@@ -14,6 +14,7 @@
 #include <linux/seq_file.h>
 
 #include "ipoib.h"
+#include "ipoib_cm_priv.h"
 
 static struct dentry *ipoib_debugfs_root;
 

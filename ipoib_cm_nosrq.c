@@ -25,6 +25,7 @@
 #include <linux/slab.h>
 
 #include "ipoib.h"
+#include "ipoib_cm_priv.h"
 #include "ipoib_compat.h"
 
 /* Receives added to a QP short of its ring per receive it consumes. */

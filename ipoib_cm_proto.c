@@ -9,6 +9,7 @@
 #include <linux/string.h>
 
 #include "ipoib.h"
+#include "ipoib_cm_priv.h"
 #include "ipoib_compat.h"
 
 /**

@@ -14,6 +14,7 @@
 #include <linux/random.h>
 
 #include "ipoib.h"
+#include "ipoib_cm_priv.h"
 #include "ipoib_compat.h"
 
 /* Bytes copied into the linear part: every header a router looks at. */

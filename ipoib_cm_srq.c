@@ -25,6 +25,7 @@
 #include <linux/slab.h>
 
 #include "ipoib.h"
+#include "ipoib_cm_priv.h"
 #include "ipoib_compat.h"
 
 /* How long the first teardown waits for Last WQE Reached. */

@@ -16,6 +16,7 @@
 #include <linux/kernel.h>
 
 #include "ipoib.h"
+#include "ipoib_cm_priv.h"
 
 #define T(s, a)	{ .next = IPOIB_CM_##s, .action = IPOIB_CM_ACT_##a }
 

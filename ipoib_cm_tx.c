@@ -17,6 +17,7 @@
 #include <linux/slab.h>
 
 #include "ipoib.h"
+#include "ipoib_cm_priv.h"
 #include "ipoib_compat.h"
 
 /* Packets waiting on one connection: held before RTS, or ring full. */

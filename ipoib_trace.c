@@ -5,6 +5,7 @@
  */
 
 #include "ipoib.h"
+#include "ipoib_cm_priv.h"
 
 #define CREATE_TRACE_POINTS
 #include "ipoib_trace.h"

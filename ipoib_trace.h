@@ -18,6 +18,7 @@
 #include <linux/tracepoint.h>
 
 #include "ipoib.h"
+#include "ipoib_cm_priv.h"
 
 /* Room for the longest state, event and drop reason name. */
 #define IPOIB_TRACE_NAME_LEN	20
