@@ -423,7 +423,7 @@ void ipoib_mcast_kick(struct ipoib_priv *priv);
 bool ipoib_mcast_is_broadcast(struct ipoib_priv *priv,
 			      const union ib_gid *mgid);
 
-/* ipoib_cm_conn.c: connected mode's entry points */
+/* ipoib_cm_mode.c: connected mode's entry points */
 int ipoib_cm_init(struct ipoib_priv *priv);
 void ipoib_cm_cleanup(struct ipoib_priv *priv);
 int ipoib_cm_start(struct ipoib_priv *priv);

@@ -306,8 +306,13 @@ struct ipoib_cm_conn *ipoib_cm_lookup(struct ipoib_priv *priv,
 				      const union ib_gid *gid, u32 qpn,
 				      bool active);
 int ipoib_cm_create_qp(struct ipoib_cm_conn *conn);
+void ipoib_cm_queue_reap(struct ipoib_cm_conn *conn);
+void ipoib_cm_reap_work(struct work_struct *work);
 int ipoib_cm_handler(struct ib_cm_id *id, const struct ib_cm_event *event);
 void ipoib_cm_pdata_local(struct ipoib_priv *priv, u8 *buf);
+int ipoib_cm_listen(struct ipoib_priv *priv);
+
+/* ipoib_cm_mode.c: connected mode of an interface (see also ipoib.h) */
 void ipoib_cm_srq_event(struct ib_event *event, void *ctx);
 
 /* ipoib_cm_tx.c: the active side and the RC send path */
