@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Connected mode (RFC 4755): the connection table, CM event dispatch,
- * listening and reaping.
+ * Connected mode (RFC 4755): the connection object and its life: the
+ * table, the QP and its events, the state machine's steps, teardown and
+ * reaping.  The CM messages that set it up are ipoib_cm_handshake.c's.
  *
  * Locking:
  *   priv->cm.lock (BH)   the table, every connection's state, cm_id and
@@ -549,88 +550,4 @@ void ipoib_cm_id_event(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 
 	if (t.action == IPOIB_CM_ACT_ESTABLISH)
 		ipoib_cm_establish(conn, id);
-}
-
-/*
- * The CM events of one connection (REQs go to ipoib_cm_req_handler).
- * @id is valid for the whole callback; conn->id may already be NULL (the
- * reaper took it and waits in ib_destroy_cm_id() for us to return), so
- * nothing called from here reads conn->id.  Returns 0: the id is the
- * reaper's to destroy.
- */
-int ipoib_cm_handler(struct ib_cm_id *id, const struct ib_cm_event *event)
-{
-	struct ipoib_cm_conn *conn = id->context;
-
-	switch (event->event) {
-	case IB_CM_REP_RECEIVED:
-		return ipoib_cm_rep_handler(conn, id, event);
-	case IB_CM_RTU_RECEIVED:
-		ipoib_cm_id_event(conn, id, IPOIB_CM_EV_RTU);
-		break;
-	case IB_CM_USER_ESTABLISHED:
-		ipoib_cm_count(conn->priv, IPOIB_CM_ST_COMM_EST, 1);
-		ipoib_cm_id_event(conn, id, IPOIB_CM_EV_COMM_EST);
-		break;
-	case IB_CM_REJ_RECEIVED:
-		ipoib_cm_rej_handler(conn, id, event);
-		break;
-	case IB_CM_REQ_ERROR:
-	case IB_CM_REP_ERROR:
-		ipoib_cm_event(conn, IPOIB_CM_EV_LOST);
-		break;
-	case IB_CM_DREQ_RECEIVED:
-		ib_send_cm_drep(id, NULL, 0);
-		ipoib_cm_event(conn, IPOIB_CM_EV_DREQ);
-		break;
-	default:
-		/* DREP, DREQ_ERROR, TIMEWAIT_EXIT, MRA: nothing to do. */
-		break;
-	}
-	return 0;
-}
-
-/* Our private data: UD QPN and the receive MTU our buffers hold. */
-void ipoib_cm_pdata_local(struct ipoib_priv *priv, u8 *buf)
-{
-	struct ipoib_cm_pdata pd = {
-		.qpn = priv->qp->qp_num,
-		.rx_mtu = priv->cm.rx_mtu,
-	};
-
-	ipoib_cm_pdata_pack(buf, &pd);
-}
-
-int ipoib_cm_listen(struct ipoib_priv *priv)
-{
-	static const u64 bases[] = { IPOIB_CM_SID_OFED, IPOIB_CM_SID_IETF };
-	unsigned int i;
-	int ret;
-
-	for (i = 0; i < ARRAY_SIZE(bases); i++) {
-		struct ib_cm_id *id;
-
-		id = ib_create_cm_id(priv->ibdev, ipoib_cm_req_handler, priv);
-		if (IS_ERR(id)) {
-			ret = PTR_ERR(id);
-			goto err;
-		}
-		ret = ib_cm_listen(id, ipoib_cm_service_id(bases[i],
-							   priv->qp->qp_num));
-		if (ret) {
-			ib_destroy_cm_id(id);
-			netdev_err(priv->netdev,
-				   "cannot listen on Service ID 0x%016llx: %d\n",
-				   bases[i] | priv->qp->qp_num, ret);
-			goto err;
-		}
-		priv->cm.listen[i] = id;
-	}
-	return 0;
-err:
-	while (i--) {
-		ib_destroy_cm_id(priv->cm.listen[i]);
-		priv->cm.listen[i] = NULL;
-	}
-	return ret;
 }

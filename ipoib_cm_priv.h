@@ -285,7 +285,17 @@ extern const char *const ipoib_cm_event_names[IPOIB_CM_EV_MAX];
 void ipoib_cm_set_state(struct ipoib_cm_conn *conn, enum ipoib_cm_state next,
 			enum ipoib_cm_event ev);
 
-/* ipoib_cm_conn.c: the connection table and lifecycle, CM events */
+/* ipoib_cm_conn.c: the connection object, its table and its life */
+struct ipoib_cm_conn *ipoib_cm_conn_alloc(struct ipoib_priv *priv,
+					  const union ib_gid *gid, u32 qpn,
+					  bool active, gfp_t gfp);
+void ipoib_cm_conn_insert(struct ipoib_cm_conn *conn);
+struct ipoib_cm_conn *ipoib_cm_lookup(struct ipoib_priv *priv,
+				      const union ib_gid *gid, u32 qpn,
+				      bool active);
+int ipoib_cm_create_qp(struct ipoib_cm_conn *conn);
+void ipoib_cm_queue_reap(struct ipoib_cm_conn *conn);
+void ipoib_cm_reap_work(struct work_struct *work);
 struct ipoib_cm_transition ipoib_cm_event_locked(struct ipoib_cm_conn *conn,
 						 enum ipoib_cm_event ev);
 void ipoib_cm_id_event(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
@@ -298,30 +308,16 @@ static inline void ipoib_cm_event(struct ipoib_cm_conn *conn,
 	ipoib_cm_id_event(conn, NULL, ev);
 }
 
-struct ipoib_cm_conn *ipoib_cm_conn_alloc(struct ipoib_priv *priv,
-					  const union ib_gid *gid, u32 qpn,
-					  bool active, gfp_t gfp);
-void ipoib_cm_conn_insert(struct ipoib_cm_conn *conn);
-struct ipoib_cm_conn *ipoib_cm_lookup(struct ipoib_priv *priv,
-				      const union ib_gid *gid, u32 qpn,
-				      bool active);
-int ipoib_cm_create_qp(struct ipoib_cm_conn *conn);
-void ipoib_cm_queue_reap(struct ipoib_cm_conn *conn);
-void ipoib_cm_reap_work(struct work_struct *work);
-int ipoib_cm_handler(struct ib_cm_id *id, const struct ib_cm_event *event);
-void ipoib_cm_pdata_local(struct ipoib_priv *priv, u8 *buf);
+/* ipoib_cm_handshake.c: the CM messages that set a connection up */
 int ipoib_cm_listen(struct ipoib_priv *priv);
+void ipoib_cm_start_work(struct work_struct *work);
+void ipoib_cm_cross_work(struct work_struct *work);
+void ipoib_cm_establish(struct ipoib_cm_conn *conn, struct ib_cm_id *id);
 
 /* ipoib_cm_mode.c: connected mode of an interface (see also ipoib.h) */
 void ipoib_cm_srq_event(struct ib_event *event, void *ctx);
 
-/* ipoib_cm_tx.c: the active side and the RC send path */
-void ipoib_cm_start_work(struct work_struct *work);
-void ipoib_cm_cross_work(struct work_struct *work);
-int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
-			 const struct ib_cm_event *event);
-void ipoib_cm_rej_handler(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
-			  const struct ib_cm_event *event);
+/* ipoib_cm_tx.c: the RC send path */
 void ipoib_cm_tx_flush(struct ipoib_cm_conn *conn);
 void ipoib_cm_tx_fallback(struct ipoib_cm_conn *conn,
 			  struct sk_buff_head *waiting,
@@ -335,17 +331,15 @@ void ipoib_cm_poll_tx(struct ipoib_priv *priv);
 int ipoib_cm_tx_drain(struct ipoib_cm_conn *conn);
 void ipoib_cm_tx_release(struct ipoib_cm_conn *conn);
 
-/* ipoib_cm_rx.c: the passive side and the RC receive path */
-int ipoib_cm_req_handler(struct ib_cm_id *id, const struct ib_cm_event *ev);
-void ipoib_cm_establish(struct ipoib_cm_conn *conn, struct ib_cm_id *id);
-void ipoib_cm_fill_work(struct work_struct *work);
-void ipoib_cm_recv_done(struct ib_cq *cq, struct ib_wc *wc);
+/* ipoib_cm_rx.c: the RC receive path, for both receive backends */
 int ipoib_cm_rx_buf_fill(struct ipoib_priv *priv, struct ipoib_cm_rx_buf *buf,
 			 gfp_t gfp);
 void ipoib_cm_rx_buf_free(struct ipoib_priv *priv,
 			  struct ipoib_cm_rx_buf *buf);
 void ipoib_cm_rx_wr(struct ipoib_priv *priv, struct ipoib_cm_rx_buf *buf,
 		    struct ib_recv_wr *wr, struct ib_sge *sge);
+void ipoib_cm_fill_work(struct work_struct *work);
+void ipoib_cm_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 int ipoib_cm_napi_poll(struct napi_struct *napi, int budget);
 
 /* ipoib_cm_srq.c, ipoib_cm_nosrq.c: the two receive backends */
