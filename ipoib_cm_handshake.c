@@ -164,7 +164,7 @@ static int ipoib_cm_send_req(struct ipoib_cm_conn *conn, struct ib_cm_id *id)
 	req.retry_count = IPOIB_CM_RETRY_COUNT;
 	req.rnr_retry_count = IPOIB_CM_RNR_RETRY;
 	req.max_cm_retries = IPOIB_CM_MAX_RETRIES;
-	req.srq = priv->cm.ops == &ipoib_cm_srq_ops;
+	req.srq = priv->cm.ops->srq;
 	return ib_send_cm_req(id, &req);
 }
 
@@ -290,7 +290,7 @@ static int ipoib_cm_send_rep(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 	rep.private_data_len = sizeof(pdata);
 	/* The peer's sends wait out a short receive shortfall here. */
 	rep.rnr_retry_count = 7;
-	rep.srq = priv->cm.ops == &ipoib_cm_srq_ops;
+	rep.srq = priv->cm.ops->srq;
 	return ib_send_cm_rep(id, &rep);
 }
 

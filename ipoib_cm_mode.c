@@ -57,7 +57,7 @@ int ipoib_cm_start(struct ipoib_priv *priv)
 		return 0;
 
 	cqe = ipoib_recvq_size;
-	if (priv->cm.ops == &ipoib_cm_nosrq_ops)
+	if (!priv->cm.ops->srq)
 		cqe = ipoib_recvq_size * max(ipoib_cm_max_nosrq, 1U);
 	/* Room for the SRQ teardown's drain markers too. */
 	cq_attr.cqe = min_t(u32, cqe + IPOIB_CM_DRAIN_WRS,
@@ -324,7 +324,7 @@ int ipoib_cm_init(struct ipoib_priv *priv)
 	cm->ops = ipoib_cm_use_srq && a->max_srq ? &ipoib_cm_srq_ops :
 						   &ipoib_cm_nosrq_ops;
 	frags = IPOIB_CM_MAX_FRAGS;
-	if (cm->ops == &ipoib_cm_srq_ops)
+	if (cm->ops->srq)
 		frags = min_t(u32, frags, a->max_srq_sge);
 	else
 		frags = min_t(u32, frags, a->max_recv_sge);

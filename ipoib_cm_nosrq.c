@@ -280,6 +280,7 @@ static void ipoib_cm_nosrq_show(struct seq_file *m, struct ipoib_cm_conn *conn)
 
 const struct ipoib_cm_rx_ops ipoib_cm_nosrq_ops = {
 	.name		= "per-QP",
+	.srq		= false,
 	.start		= ipoib_cm_nosrq_start,
 	.stop		= ipoib_cm_nosrq_stop,
 	.admit		= ipoib_cm_nosrq_admit,

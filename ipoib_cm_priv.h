@@ -221,6 +221,12 @@ struct ipoib_cm_conn {
  */
 struct ipoib_cm_rx_ops {
 	const char *name;
+	/*
+	 * The QPs take their receives from the shared SRQ: said in our REQs
+	 * and REPs, a buffer has at most max_srq_sge pages, and the receive
+	 * CQ needs room for the SRQ alone, not a ring per QP.
+	 */
+	bool srq;
 	int (*start)(struct ipoib_priv *priv);
 	void (*stop)(struct ipoib_priv *priv);
 	/* Admission of a new QP; a REQ over the limit is rejected. */

@@ -296,6 +296,7 @@ static void ipoib_cm_srq_show(struct seq_file *m, struct ipoib_cm_conn *conn)
 
 const struct ipoib_cm_rx_ops ipoib_cm_srq_ops = {
 	.name		= "SRQ",
+	.srq		= true,
 	.start		= ipoib_cm_srq_start,
 	.stop		= ipoib_cm_srq_stop,
 	.admit		= ipoib_cm_srq_admit,
