@@ -42,7 +42,9 @@ struct ipoib_cm_pdata {
  * per peer with the bidirectional option.  The life of a connection is a
  * small state machine (ipoib_cm_state.c): events come from the CM, from
  * completions and from the driver's own tasks; each (state, event) pair
- * gives the next state and one action, carried out by ipoib_cm_conn.c.
+ * gives the next state and one action.  ipoib_cm_conn.c takes the step;
+ * its reaper closes, falls back and yields, ipoib_cm_handshake.c connects
+ * and establishes.
  */
 enum ipoib_cm_state {
 	IPOIB_CM_NEW,		/* active: waiting for the start task */
