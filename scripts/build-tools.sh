@@ -12,7 +12,7 @@ set -euo pipefail
 
 TOPDIR=$(cd "$(dirname "$0")/.." && pwd)
 kdir=${1:?usage: build-tools.sh KDIR OUTDIR [tool...]}
-outdir=${2:?usage: build-tools.sh KDIR OUTDIR [tool...]}
+outdir=$(realpath -m "${2:?usage: build-tools.sh KDIR OUTDIR [tool...]}")
 shift 2
 [ $# -gt 0 ] || set -- ud_inject cm_inject
 
