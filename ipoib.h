@@ -147,6 +147,8 @@ struct ipoib_path {
 	int query_id;
 };
 
+struct ipoib_ip6_leave;
+
 /* A multicast group, joined or send-only (ipoib_mcast.c). */
 struct ipoib_mcast {
 	struct list_head node;		/* in priv->mcasts, under priv->lock */
@@ -154,8 +156,8 @@ struct ipoib_mcast {
 	struct ipoib_ah *ah;		/* to send to the group */
 	bool wanted;			/* the stack (or broadcast) wants it */
 	bool attached;			/* UD QP attached: we receive it */
-	bool ip_joined;			/* RoCE: IPv6-level join done */
-	struct net_device *ip_ndev;	/* RoCE: the netdev joined on */
+	/* RoCE: the IPv6-level join done, and what undoing it needs. */
+	struct ipoib_ip6_leave *ip_leave;
 	struct ib_sa_multicast *sa;	/* InfiniBand: the SA membership */
 	u16 mlid;
 };
@@ -420,6 +422,7 @@ void ipoib_mcast_xmit(struct ipoib_priv *priv, struct sk_buff *skb,
 void ipoib_mcast_work(struct work_struct *work);
 void ipoib_mcast_stop(struct ipoib_priv *priv);
 void ipoib_mcast_kick(struct ipoib_priv *priv);
+void ipoib_mcast_cleanup(void);
 bool ipoib_mcast_is_broadcast(struct ipoib_priv *priv,
 			      const union ib_gid *mgid);
 

@@ -265,6 +265,7 @@ static int __init ipoib_init(void)
 		ib_sa_unregister_client(&ipoib_sa_client);
 		ipoib_debugfs_exit();
 		ipoib_link_unregister();
+		ipoib_mcast_cleanup();
 	}
 	return ret;
 }
@@ -274,6 +275,7 @@ static void __exit ipoib_exit(void)
 	ib_unregister_client(&ipoib_client);
 	/* Also waits for children still being released. */
 	ipoib_link_unregister();
+	ipoib_mcast_cleanup();
 	ib_sa_unregister_client(&ipoib_sa_client);
 	ipoib_debugfs_exit();
 }

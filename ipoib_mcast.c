@@ -153,11 +153,56 @@ drop_unlocked:
 	dev_kfree_skb_any(skb);
 }
 
+/*
+ * RoCE: leaving a group at the IPv6 level.  Linux 6.1's ipv6_dev_mc_dec()
+ * must run under the RTNL, which the multicast task cannot take: ndo_stop
+ * holds it while it waits for that task.  So a leave is queued, with the
+ * reference on the Ethernet device and the record made at the join, and
+ * one module-wide task does it under the RTNL; ipoib_mcast_cleanup()
+ * waits for it before the module goes.
+ */
+struct ipoib_ip6_leave {
+	struct list_head node;
+	struct net_device *ndev;	/* held until the leave is done */
+	struct in6_addr addr;
+};
+
+static LIST_HEAD(ipoib_ip6_leaves);
+static DEFINE_SPINLOCK(ipoib_ip6_lock);		/* ipoib_ip6_leaves */
+
+static void ipoib_ip6_leave_work(struct work_struct *work)
+{
+	struct ipoib_ip6_leave *l, *tmp;
+	LIST_HEAD(todo);
+
+	spin_lock_bh(&ipoib_ip6_lock);
+	list_splice_init(&ipoib_ip6_leaves, &todo);
+	spin_unlock_bh(&ipoib_ip6_lock);
+	if (list_empty(&todo))
+		return;
+	rtnl_lock();
+	list_for_each_entry_safe(l, tmp, &todo, node) {
+		ipv6_dev_mc_dec(l->ndev, &l->addr);
+		dev_put(l->ndev);
+		kfree(l);
+	}
+	rtnl_unlock();
+}
+
+static DECLARE_WORK(ipoib_ip6_work, ipoib_ip6_leave_work);
+
+/* Every IPv6 leave queued so far is done; no interface is left. */
+void ipoib_mcast_cleanup(void)
+{
+	flush_work(&ipoib_ip6_work);
+}
+
 /* RoCE: a local group.  Attach unless send-only, and join at the IP level. */
 static int ipoib_mcast_join_roce(struct ipoib_priv *priv,
 				 struct ipoib_mcast *mc, bool sendonly,
 				 struct ipoib_ah **ahp)
 {
+	struct ipoib_ip6_leave *leave;
 	struct rdma_ah_attr attr;
 	struct net_device *ndev;
 	struct ipoib_ah *ah;
@@ -179,22 +224,29 @@ static int ipoib_mcast_join_roce(struct ipoib_priv *priv,
 	}
 	mc->attached = true;
 
+	/* Made now, so that leaving cannot fail for want of memory. */
+	leave = kzalloc(sizeof(*leave), GFP_KERNEL);
+	if (leave)
+		memcpy(&leave->addr, mc->mgid.raw, sizeof(leave->addr));
 	rcu_read_lock();
 	ndev = rdma_read_gid_attr_ndev_rcu(priv->sgid_attr);
 	if (!IS_ERR(ndev))
 		dev_hold(ndev);
 	rcu_read_unlock();
 	if (!IS_ERR(ndev)) {
-		ret = ipv6_dev_mc_inc(ndev, (struct in6_addr *)mc->mgid.raw);
+		ret = leave ? ipv6_dev_mc_inc(ndev, &leave->addr) : -ENOMEM;
 		if (ret) {
 			netdev_warn(priv->netdev,
 				    "IPv6 join of %pI6 on %s failed: %d\n",
 				    mc->mgid.raw, ndev->name, ret);
 			dev_put(ndev);
+			kfree(leave);
 		} else {
-			mc->ip_ndev = ndev;
-			mc->ip_joined = true;
+			leave->ndev = ndev;
+			mc->ip_leave = leave;
 		}
+	} else {
+		kfree(leave);
 	}
 out:
 	*ahp = ah;
@@ -350,11 +402,12 @@ static void ipoib_mcast_leave(struct ipoib_priv *priv, struct ipoib_mcast *mc)
 	struct ipoib_mcast_entry *e = to_entry(mc);
 	struct ipoib_ah *ah;
 
-	if (mc->ip_joined) {
-		ipv6_dev_mc_dec(mc->ip_ndev, (struct in6_addr *)mc->mgid.raw);
-		dev_put(mc->ip_ndev);
-		mc->ip_ndev = NULL;
-		mc->ip_joined = false;
+	if (mc->ip_leave) {
+		spin_lock_bh(&ipoib_ip6_lock);
+		list_add_tail(&mc->ip_leave->node, &ipoib_ip6_leaves);
+		spin_unlock_bh(&ipoib_ip6_lock);
+		schedule_work(&ipoib_ip6_work);
+		mc->ip_leave = NULL;
 	}
 	if (mc->attached) {
 		if (ib_detach_mcast(priv->qp, &mc->mgid, mc->mlid))
