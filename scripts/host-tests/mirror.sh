@@ -3,7 +3,8 @@
 #
 # debian-source.sh finds the Debian archive in every form of apt sources a
 # Debian 12 image may have, skips the security archive and other
-# repositories, and names what it looked at when there is none.
+# repositories, and names what it looked at when there is none.  It also
+# finds the security archive (Debian 12's stock kernel updates are there).
 
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
@@ -12,23 +13,24 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
 
-# expect NAME WANTED: WANTED is the mirror, or "error" for a failure whose
+# expect NAME WANTED [--security-mirror]: WANTED is the mirror (or with
+# --security-mirror the security archive), or "error" for a failure whose
 # message names the files looked at.
 expect() {
-	local name=$1 wanted=$2 got rc=0
+	local name=$1 wanted=$2 what=${3:---mirror} got rc=0
 
 	got=$(IPOIB_CM_APT_ETC=$tmp/$name bash "$TOPDIR/scripts/debian-source.sh" \
-		--mirror 2> "$tmp/$name.err") || rc=$?
+		"$what" 2> "$tmp/$name.err") || rc=$?
 	if [ "$wanted" = error ]; then
 		if [ $rc != 0 ] && grep -q "looked at: .*$name" "$tmp/$name.err"; then
-			echo "ok   $name: $(cat "$tmp/$name.err")"
+			echo "ok   $name $what: $(cat "$tmp/$name.err")"
 			return
 		fi
 	elif [ $rc = 0 ] && [ "$got" = "$wanted" ]; then
-		echo "ok   $name: $got"
+		echo "ok   $name $what: $got"
 		return
 	fi
-	echo "FAIL $name: wanted '$wanted', got '$got' (status $rc): $(cat "$tmp/$name.err")"
+	echo "FAIL $name $what: wanted '$wanted', got '$got' (status $rc): $(cat "$tmp/$name.err")"
 	failures=$((failures + 1))
 }
 
@@ -50,6 +52,7 @@ Suites: bookworm-security
 Components: main
 END
 expect deb822 http://mirror.example/debian
+expect deb822 http://mirror.example/debian-security --security-mirror
 
 # The security stanza first, and a deb-src stanza: neither is the archive.
 sample deb822-order sources.list.d/debian.sources <<'END'
@@ -66,6 +69,7 @@ URIs: https://mirror.example/debian/
 Suites: bookworm
 END
 expect deb822-order https://mirror.example/debian
+expect deb822-order https://mirror.example/debian-security --security-mirror
 
 # Debian's cloud images: apt's mirror method with a list file.
 sample mirror-file sources.list.d/debian.sources <<'END'
@@ -80,12 +84,16 @@ Suites: bookworm-security
 Components: main
 END
 expect mirror-file mirror+file:///etc/apt/mirrors/debian.list
+expect mirror-file mirror+file:///etc/apt/mirrors/debian-security.list \
+	--security-mirror
 
 sample mirror-http sources.list <<'END'
 deb mirror+http://mirror.example/debian bookworm main
 deb mirror+http://mirror.example/debian-security bookworm-security main
 END
 expect mirror-http mirror+http://mirror.example/debian
+expect mirror-http mirror+http://mirror.example/debian-security \
+	--security-mirror
 
 # One-line format with options, comments and another repository first.
 sample one-line sources.list <<'END'
@@ -95,6 +103,8 @@ deb-src http://src.example/debian bookworm main
 deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://mirror.example/debian/ bookworm main
 END
 expect one-line http://mirror.example/debian
+# No security archive: the stock kernel then comes from bookworm alone.
+expect one-line error --security-mirror
 
 sample list-d sources.list.d/debian.list <<'END'
 deb http://mirror.example/debian bookworm main contrib
