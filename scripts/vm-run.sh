@@ -15,6 +15,13 @@
 #
 # -v also shows the console on stdout as the VM runs.
 #
+# KERNEL_BUILD_DIR may also be a stock kernel directory made by
+# stock-kernel.sh (Debian 12's own kernel, found by its .stock-kernel
+# file): its vmlinuz boots with its initramfs, whose /init loads the 9p
+# modules, mounts the host root and lays the directory's
+# image/lib/modules/<release> over the guest's /lib/modules/<release>
+# (stock_modules= on the command line) before it runs vm-init.sh.
+#
 # Exit status: the command's, or 1 if the kernel log shows a finding (see
 # klog-check.sh) or the guest died or timed out.
 
@@ -45,13 +52,26 @@ shift $((OPTIND - 1))
 [ $# -gt 0 ] || die "no command given"
 
 [ -n "$kdir" ] || kdir=$(bash "$TOPDIR/scripts/build-kernel.sh" 6.12 debug)
-kernel=$kdir/arch/x86/boot/bzImage
+initrd=()
+if [ -f "$kdir/.stock-kernel" ]; then
+	kdir=$(realpath "$kdir")
+	release=$(cat "$kdir/.stock-kernel")
+	kernel=$kdir/vmlinuz
+	kconfig=$kdir/config
+	[ -f "$kdir/initramfs.cpio.gz" ] || die "no initramfs in $kdir"
+	[ -f "$kdir/image/lib/modules/$release/modules.dep" ] ||
+		die "no modules for $release in $kdir"
+	initrd=(-initrd "$kdir/initramfs.cpio.gz")
+else
+	kernel=$kdir/arch/x86/boot/bzImage
+	kconfig=$kdir/.config
+fi
 [ -f "$kernel" ] || die "no kernel image at $kernel"
 [ -n "$outdir" ] || outdir=$(mktemp -d /tmp/ipoib_cm-vm.XXXXXX)
 mkdir -p "$outdir"
 rm -f "$outdir"/{rc,dmesg,kmemleak,console.log,job.sh,expect-kmemleak} \
 	"$outdir/expect-alloc-failures"
-if grep -qx CONFIG_DEBUG_KMEMLEAK=y "$kdir/.config" 2>/dev/null; then
+if grep -qx CONFIG_DEBUG_KMEMLEAK=y "$kconfig" 2>/dev/null; then
 	touch "$outdir/expect-kmemleak"
 fi
 
@@ -85,12 +105,17 @@ cmdline+=" rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro"
 # KASAN.
 cmdline+=" init=$TOPDIR/scripts/vm-init.sh panic=-1 oops=panic acpi=noirq"
 cmdline+=" nokaslr quiet loglevel=5 hung_task_panic=0 kmemleak=on"
+# A stock kernel's initramfs mounts the root itself (the parameters above
+# tell it how) and binds the kernel's own modules from the host root.
+if [ ${#initrd[@]} -gt 0 ]; then
+	cmdline+=" stock_modules=$kdir/image/lib/modules/$release"
+fi
 
 set +e
 timeout --foreground -k 10 "$timeout" \
 	qemu-system-x86_64 "${accel[@]}" -m "$mem" -smp "$cpus" \
 	-nographic -no-reboot -nodefaults -serial stdio \
-	-kernel "$kernel" -append "$cmdline" \
+	-kernel "$kernel" "${initrd[@]}" -append "$cmdline" \
 	-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
 	-device virtio-9p-pci,fsdev=root,mount_tag=hostroot \
 	-fsdev local,id=out,path="$outdir",security_model=none \
