@@ -8,7 +8,10 @@
 #   - checkpatch --strict and sparse on the sources;
 #   - boots the debug kernel under QEMU and runs the KUnit suites and every
 #     VM scenario in scripts/vm/tests/, each in a fresh VM whose kernel log
-#     must stay clean.
+#     must stay clean;
+#   - boots Debian 12's own kernel package (scripts/stock-kernel.sh) and
+#     runs the datagram scenario in it, the module built against its
+#     headers package and its RDMA modules loaded by modprobe.
 # The static checks, the KUnit VM and the scenarios share VM_JOBS slots
 # (default: one per host core), longest first by the previous run's times
 # ($CACHE/test-durations); the two-VM scenarios come last.  Results are
@@ -191,6 +194,23 @@ demo_test() {
 	record demo $rc "$log" "$TOPDIR/out/demo/console.log"
 }
 
+# Debian 12's stock kernel (scripts/stock-kernel.sh): the module built
+# against its headers package, the kernel's own RDMA modules loaded by
+# modprobe, then scenario NAME (scripts/vm/stock.sh).
+stock_test() {
+	local name=$1 sk log=$LOGDIR/stock_$1.log rc=0
+
+	{
+		sk=$(bash scripts/stock-kernel.sh) &&
+		bash scripts/build-module.sh "$sk/kdir" "$BUILD/stock" &&
+		bash scripts/vm-run.sh -k "$sk" -o "$LOGDIR/vm-stock-$name" \
+			-t 900 -e IPOIB_CM_MODDIR="$BUILD/stock" \
+			-e IPOIB_CM_TOOLDIR="$BUILD/tools" -- \
+			scripts/vm/stock.sh "$name"
+	} > "$log" 2>&1 || rc=$?
+	record "stock/$name" $rc "$log" "$LOGDIR/vm-stock-$name/console.log"
+}
+
 wanted() {
 	[ $# = 1 ] || [[ " ${*:2} " = *" $1 "* ]]
 }
@@ -204,6 +224,7 @@ if [ -n "$k612" ] && [ -f "$BUILD/6.12/ipoib_cm.ko" ]; then
 	wanted klog-control "$@" && pool+=(klog-control)
 	wanted demo "$@" && pool+=(demo)
 	wanted kunit "$@" && pool+=(kunit)
+	wanted stock-datagram "$@" && pool+=(stock-datagram)
 	for t in scripts/vm/tests/*.sh; do
 		name=$(basename "$t" .sh)
 		[ "$name" = kunit ] && continue
@@ -248,6 +269,7 @@ for job in $order; do
 			bash scripts/host-tests/klog-control.sh "$k612" ;;
 		demo) demo_test ;;
 		kunit) vm_test kunit ;;
+		stock-datagram) stock_test datagram ;;
 		*) vm_test "$job" ;;
 		esac
 		echo "$job $((SECONDS - t0))" > "$LOGDIR/job-$job.time"

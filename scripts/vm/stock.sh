@@ -1,0 +1,18 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run a scenario in Debian 12's stock kernel (vm-run.sh -k on a directory
+# of scripts/stock-kernel.sh):
+#
+#   scripts/vm/stock.sh SCENARIO        (scripts/vm/tests/SCENARIO.sh)
+#
+# There, ib_core, ib_cm, rdma_rxe and veth are modules, which the
+# project's own kernel has built in: they are loaded first, by modprobe,
+# from the kernel's own modules (the initramfs laid them over
+# /lib/modules), as an administrator's system would.
+set -euo pipefail
+
+modprobe -a veth ib_core ib_cm ib_uverbs rdma_rxe
+echo "stock kernel $(uname -r): $(lsmod | awk 'NR > 1 { print $1 }' |
+	grep -E '^(ib_|rdma_|veth)' | sort | tr '\n' ' ')"
+exec "$(dirname "$0")/tests/$1.sh"
