@@ -216,6 +216,33 @@ static_neighbours() {
 	in1 ip neigh replace 192.0.2.1 lladdr "$a0" dev "$IB1" nud permanent
 }
 
+# path_ready NS IFACE ADDR PEERNS: NS resolves its path to ADDR (which
+# lives in PEERNS) without opening a connection: one UDP datagram goes
+# over UD (the neighbour's RC flag cleared while it is sent) and the
+# peer's socket must get it.  A burst that follows then meets a resolved
+# path instead of queueing behind the lookup, whose queue holds only a few
+# packets (drop_path_queue_full).
+path_ready() {
+	local ns=$1 dev=$2 addr=$3 peer=$4 ll rx
+
+	ll=$(ip -n "$ns" -j neigh show "$addr" dev "$dev" |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["lladdr"])')
+	ip -n "$ns" neigh replace "$addr" lladdr "00${ll:2}" dev "$dev" nud permanent
+	ip netns exec "$peer" python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 7099))
+s.settimeout(30)
+s.recv(64)' "$addr" &
+	rx=$!
+	wait_udp "$peer" 7099
+	ip netns exec "$ns" python3 -c '
+import socket, sys
+socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"path", (sys.argv[1], 7099))' "$addr"
+	wait $rx || fail "$ns: no datagram reached $addr over UD in 30 s"
+	ip -n "$ns" neigh replace "$addr" lladdr "$ll" dev "$dev" nud permanent
+}
+
 # Remove the hosts' namespaces (their interfaces go back to init_net).
 hosts_down() {
 	local ns
