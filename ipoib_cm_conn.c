@@ -324,7 +324,6 @@ static void ipoib_cm_teardown(struct ipoib_cm_conn *conn)
 	spin_lock_bh(&conn->lock);
 	conn->sendable = false;
 	spin_unlock_bh(&conn->lock);
-	cancel_delayed_work_sync(&conn->cross_work);
 	/* Closing already: nothing queues the fill again. */
 	cancel_work_sync(&conn->fill_work);
 	spin_lock_bh(&priv->cm.lock);
@@ -337,6 +336,8 @@ static void ipoib_cm_teardown(struct ipoib_cm_conn *conn)
 	 */
 	if (id)
 		ib_destroy_cm_id(id);
+	/* Only a REJ callback arms it: none can run on this id any more. */
+	cancel_delayed_work_sync(&conn->cross_work);
 	if (!conn->qp) {
 		ipoib_cm_destroy_qp(conn);	/* what admit may have taken */
 		return;
