@@ -443,18 +443,20 @@ fail:
 	/*
 	 * Take @id back unless the reaper has it already (it then waits in
 	 * ib_destroy_cm_id() for us to return 0).  If we took it, the CM
-	 * destroys it when we return non-zero, and nothing else will; @conn
-	 * may be freed as soon as the reaper sees the error.
+	 * destroys it when we return non-zero, and nothing else will.  The
+	 * error is fed in the same section: once @id is ours the reaper
+	 * does not wait for us, and @conn may be freed as soon as the lock
+	 * is dropped (a stop may have queued its reap already).
 	 */
 	spin_lock_bh(&priv->cm.lock);
 	own_id = conn->id == id;
 	if (own_id)
 		conn->id = NULL;
+	ipoib_cm_event_locked(conn, IPOIB_CM_EV_ERROR);
 	spin_unlock_bh(&priv->cm.lock);
 	ib_send_cm_rej(id, IB_CM_REJ_CONSUMER_DEFINED, NULL, 0, pdata,
 		       sizeof(pdata));
 	ipoib_cm_count(priv, IPOIB_CM_ST_REQ_REJECTED, 1);
-	ipoib_cm_event(conn, IPOIB_CM_EV_ERROR);
 	return own_id ? -EINVAL : 0;
 
 reject:
