@@ -42,6 +42,10 @@ patterns=(
 	'connections left after stop'
 	'receives never completed'
 	'cannot move RC QP'
+	'receives not drained'
+	'completions may still arrive'
+	'RC QPs were leaked'
+	'SRQ still used by'
 	'timed out'
 	'left behind'
 )
