@@ -241,7 +241,7 @@ static int ipoib_cm_srq_qp_ready(struct ipoib_cm_conn *conn)
 
 /*
  * The QP is found by its number; teardown consumes a QP's completions
- * before destroying it (ipoib_cm_rx_barrier()), so wc->qp is valid here.
+ * before destroying it (ipoib_cm_srq_drain()), so wc->qp is valid here.
  */
 static struct ipoib_cm_conn *ipoib_cm_srq_conn_of(struct ipoib_priv *priv,
 						  struct ipoib_cm_rx_buf *buf,
