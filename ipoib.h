@@ -345,6 +345,12 @@ struct ipoib_priv {
 
 	struct mutex transport_lock;	/* UD start, stop and restart */
 	struct work_struct carrier_work;	/* system_wq: takes the RTNL */
+	/*
+	 * Makes ipoib_update_carrier() one step: the flags read and the
+	 * carrier set together, so that of two updaters racing (the
+	 * multicast and the carrier task) the later one decides.
+	 */
+	spinlock_t carrier_lock;
 	struct workqueue_struct *wq;	/* ordered: the tasks below */
 	struct delayed_work mcast_work;
 	struct work_struct restart_work;

@@ -35,8 +35,18 @@ static netdev_tx_t ipoib_start_xmit(struct sk_buff *skb,
 	return NETDEV_TX_OK;
 }
 
+/*
+ * Set the carrier from the flags.  Whoever changes one of them calls this
+ * afterwards; under carrier_lock the last call sees every change, where
+ * an updater that read the flags before another's change could otherwise
+ * undo the carrier that one had just set (seen: "carrier on" logged, the
+ * carrier left off for good).
+ */
 void ipoib_update_carrier(struct ipoib_priv *priv)
 {
+	unsigned long flags;
+
+	spin_lock_irqsave(&priv->carrier_lock, flags);
 	if (test_bit(IPOIB_FLAG_OPEN, &priv->flags) &&
 	    test_bit(IPOIB_FLAG_PORT_ACTIVE, &priv->flags) &&
 	    test_bit(IPOIB_FLAG_BCAST_READY, &priv->flags)) {
@@ -46,6 +56,7 @@ void ipoib_update_carrier(struct ipoib_priv *priv)
 	} else {
 		netif_carrier_off(priv->netdev);
 	}
+	spin_unlock_irqrestore(&priv->carrier_lock, flags);
 }
 
 static int ipoib_open(struct net_device *dev)
@@ -76,7 +87,7 @@ static int ipoib_stop(struct net_device *dev)
 	struct ipoib_priv *priv = ipoib_priv(dev);
 
 	clear_bit(IPOIB_FLAG_OPEN, &priv->flags);
-	netif_carrier_off(dev);
+	ipoib_update_carrier(priv);	/* off, after any update before */
 	netif_tx_disable(dev);
 	cancel_delayed_work_sync(&priv->path_gc_work);
 	ipoib_mcast_stop(priv);
@@ -296,6 +307,7 @@ static int ipoib_priv_init(struct ipoib_priv *priv, struct ipoib_port *port,
 	priv->port_num = port->port_num;
 	priv->roce = port->roce;
 	spin_lock_init(&priv->lock);
+	spin_lock_init(&priv->carrier_lock);
 	mutex_init(&priv->transport_lock);
 	hash_init(priv->paths);
 	INIT_LIST_HEAD(&priv->mcasts);
