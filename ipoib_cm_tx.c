@@ -211,6 +211,21 @@ bool ipoib_cm_xmit(struct ipoib_priv *priv, struct sk_buff *skb,
 	return true;
 }
 
+/*
+ * A send completed in error.  A flushed one is expected once teardown has
+ * moved the QP to ERR (it makes the connection not sendable first); on a
+ * sendable connection it means the provider moved the QP to ERR itself:
+ * rxe does so when the network stack refuses one of its packets, and its
+ * completer then reports that send, like every other, as flushed, with no
+ * QP event.  Either way the connection is dead.  conn->lock held.
+ */
+static bool ipoib_cm_send_failed(const struct ipoib_cm_conn *conn,
+				 const struct ib_wc *wc)
+{
+	return wc->status != IB_WC_SUCCESS &&
+	       (wc->status != IB_WC_WR_FLUSH_ERR || conn->sendable);
+}
+
 /* Consume send completions; conn->lock held.  Returns how many. */
 static int ipoib_cm_poll_send(struct ipoib_cm_conn *conn, bool *error)
 {
@@ -221,8 +236,7 @@ static int ipoib_cm_poll_send(struct ipoib_cm_conn *conn, bool *error)
 	while (conn->send_cq &&
 	       (n = ib_poll_cq(conn->send_cq, ARRAY_SIZE(wc), wc)) > 0) {
 		for (i = 0; i < n; i++) {
-			if (wc[i].status != IB_WC_SUCCESS &&
-			    wc[i].status != IB_WC_WR_FLUSH_ERR)
+			if (ipoib_cm_send_failed(conn, &wc[i]))
 				*error = true;
 			wc[i].wr_cqe->done(conn->send_cq, &wc[i]);
 		}
@@ -249,7 +263,7 @@ static void ipoib_cm_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		ipoib_cm_count(priv, IPOIB_CM_ST_TX_BYTES, skb->len);
 		dev_consume_skb_any(skb);
 	} else {
-		if (wc->status != IB_WC_WR_FLUSH_ERR) {
+		if (ipoib_cm_send_failed(conn, wc)) {
 			netdev_dbg(priv->netdev, "RC send to QP 0x%06x failed: %s\n",
 				   conn->qpn, ib_wc_status_msg(wc->status));
 			ipoib_cm_count(priv, IPOIB_CM_ST_TX_ERRORS, 1);

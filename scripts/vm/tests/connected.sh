@@ -8,6 +8,11 @@
 . "$(dirname "$0")/../lib.sh"
 
 fabric_single
+# For the QP error below: a root qdisc made before any traffic (making one
+# later would refuse what is sent meanwhile), whose fourth band only takes
+# what a filter sends there.
+tc qdisc replace dev veth0 root handle 1: prio bands 4 \
+	priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1
 load_module
 hosts_up
 
@@ -57,6 +62,35 @@ in1 ping -c 2 -i 0.3 -W 10 192.0.2.1 > /dev/null || fail "ping 1 -> 0"
 [ "$(cm_conns rxe1 | grep -c ' active live ')" -ge 1 ] || fail "$IB1 opened no connection"
 srq_check rxe0 srq || fail "an RC QP of $IB0 is not on its SRQ"
 srq_check rxe1 srq || fail "an RC QP of $IB1 is not on its SRQ"
+
+# rxe moves an RC QP to ERR when the network stack refuses one of its
+# packets (a queue that drops on enqueue), and then reports every send of
+# it as flushed, with no QP event: the connection must be seen dead,
+# closed and dialled again, not left live to swallow what is sent on it.
+# A band that holds nothing (pfifo limit 0) takes $IB0's RC SEND packets
+# (UDP 4791, BTH opcode 0x00-0x07) for one ping.
+qpn=$(conn_col rxe0 active live 5)
+up=$(cm_stat rxe0 conn_active_up)
+serr=$(rxe_stat rxe0 send_err)
+tc qdisc add dev veth0 parent 1:4 handle 14: pfifo limit 0
+tc filter add dev veth0 parent 1: protocol ipv6 prio 1 u32 \
+	match ip6 protocol 17 0xff match u16 4791 0xffff at 42 \
+	match u8 0x00 0xf8 at 48 flowid 1:4
+in0 ping -c 1 -W 2 192.0.2.2 > /dev/null || true
+# Only the filter goes: removing the root qdisc while packets flow would
+# refuse them too, and rxe would move more QPs to ERR.
+tc filter del dev veth0 parent 1: prio 1
+say "RC send refused by the wire: rxe0 send_err $serr -> $(rxe_stat rxe0 send_err)"
+[ "$(rxe_stat rxe0 send_err)" -gt "$serr" ] ||
+	fail "precondition: rxe did not see its RC send refused"
+# Traffic dials the new connection; the old QP must be gone from the table.
+wait_for 30 "the connection whose QP rxe moved to ERR replaced" sh -c \
+	"ip netns exec ns0 ping -c 1 -W 1 192.0.2.2;
+	 grep -q ' active live ' $(cm_debugfs rxe0)/connections &&
+	 ! grep -q ' $qpn ' $(cm_debugfs rxe0)/connections"
+tcp_digest_check 4 || fail "a TCP transfer after the QP error"
+say "QP $qpn replaced by $(conn_col rxe0 active live 5), dialled $(($(cm_stat rxe0 conn_active_up) - up)) more times"
+rxe_clean rxe0 rxe1
 
 # One end back in datagram mode: its MTU drops and the connections close.
 set_mode ns1 "$IB1" datagram || fail "echo datagram > mode"
