@@ -438,7 +438,8 @@ carrier_up_here() {
 # The faults sit in a prio qdisc at DEV's root: a packet its filter drops
 # or its netem holds was, for the sender, sent.  (A drop at the clsact hook
 # is reported to the sender, and rxe moves a QP whose send fails to ERR:
-# for QP1 that ends every later MAD of the device.)
+# for QP1 that ends every later MAD of the device.)  The root qdisc is
+# made once, before traffic (wire_root), and never removed.
 wire_root() {
 	tc qdisc show dev "$1" root | grep -q 'prio 1:' ||
 		tc qdisc replace dev "$1" root handle 1: prio
@@ -482,8 +483,14 @@ wire_undelay() {
 	done
 }
 
+# wire_clear DEV: no filter and no delay left on DEV.  The root qdisc
+# stays: deleting or replacing a device's root qdisc refuses what is sent
+# meanwhile (NET_XMIT_DROP), and a QP whose packet is refused goes to ERR.
+# A child qdisc or a filter changes under the qdisc's lock, refusing
+# nothing.
 wire_clear() {
-	tc qdisc del dev "$1" root 2>/dev/null || true
+	tc filter del dev "$1" parent 1: 2>/dev/null || true
+	wire_undelay "$1"
 }
 
 # The IB CM's own counters in the port's sysfs directory:

@@ -153,8 +153,8 @@ in1 ping -c 1 -W 20 192.0.2.1 > /dev/null &
 p1=$!
 wait $p0 || fail "simultaneous ping 0 -> 1"
 wait $p1 || fail "simultaneous ping 1 -> 0"
-wire_clear veth0
-wire_clear veth1
+wire_undelay veth0
+wire_undelay veth1
 crossed=$(($(cm_stat rxe0 req_crossed) + $(cm_stat rxe1 req_crossed)))
 say "crossed REQs: rxe0 $(cm_stat rxe0 req_crossed), rxe1 $(cm_stat rxe1 req_crossed)"
 [ "$(cm_msgs rxe0 tx req)" -ge 1 ] && [ "$(cm_msgs rxe1 tx req)" -ge 1 ] ||
