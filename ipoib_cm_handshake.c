@@ -434,8 +434,11 @@ static int ipoib_cm_req_handler(struct ib_cm_id *id,
 			     mine->state == IPOIB_CM_REQ_SENT)) {
 			ipoib_cm_count(priv, IPOIB_CM_ST_CROSSED, 1);
 			ipoib_cm_event_locked(mine, IPOIB_CM_EV_CROSSED);
+			/* Its packets before any the lookup now gives @conn. */
+			ipoib_cm_tx_hand_over(mine, conn);
 		}
 		spin_unlock_bh(&priv->cm.lock);
+		ipoib_cm_tx_push_waiting(conn);
 	}
 	return 0;
 

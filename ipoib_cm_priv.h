@@ -332,6 +332,9 @@ void ipoib_cm_tx_fallback(struct ipoib_cm_conn *conn,
 			  struct sk_buff_head *too_big);
 void ipoib_cm_tx_yield(struct ipoib_cm_conn *conn,
 		       struct sk_buff_head *waiting);
+void ipoib_cm_tx_hand_over(struct ipoib_cm_conn *from,
+			   struct ipoib_cm_conn *to);
+void ipoib_cm_tx_push_waiting(struct ipoib_cm_conn *conn);
 void ipoib_cm_tx_cq_event(struct ib_cq *cq, void *ctx);
 void ipoib_cm_poll_open(struct ipoib_cm_conn *conn);
 void ipoib_cm_poll_close(struct ipoib_cm_conn *conn);

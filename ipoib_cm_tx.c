@@ -481,6 +481,46 @@ void ipoib_cm_tx_yield(struct ipoib_cm_conn *conn,
 }
 
 /**
+ * ipoib_cm_tx_hand_over - a yielding connection's held packets go first
+ * @from: the connection giving way; just made CLOSING
+ * @to: the connection that carries the peer's packets from now on
+ *
+ * cm.lock held, in the section that made @from CLOSING: every packet held
+ * on @from was sent before any that the lookup gives @to from now on, so
+ * they go in front of @to's queue and leave with it.  If @to may be in
+ * RTS already, ipoib_cm_tx_push_waiting() follows, outside cm.lock.
+ */
+void ipoib_cm_tx_hand_over(struct ipoib_cm_conn *from,
+			   struct ipoib_cm_conn *to)
+{
+	struct sk_buff_head moved;
+
+	lockdep_assert_held(&from->priv->cm.lock);
+	__skb_queue_head_init(&moved);
+	spin_lock(&from->lock);
+	skb_queue_splice_init(&from->queue, &moved);
+	spin_unlock(&from->lock);
+	spin_lock(&to->lock);
+	skb_queue_splice(&moved, &to->queue);
+	spin_unlock(&to->lock);
+}
+
+/*
+ * Send what waits on a connection that may have reached RTS meanwhile
+ * (after ipoib_cm_tx_hand_over(), outside cm.lock).
+ */
+void ipoib_cm_tx_push_waiting(struct ipoib_cm_conn *conn)
+{
+	struct sk_buff_head too_big;
+
+	__skb_queue_head_init(&too_big);
+	spin_lock_bh(&conn->lock);
+	ipoib_cm_push(conn, &too_big);
+	spin_unlock_bh(&conn->lock);
+	ipoib_cm_icmp(conn, &too_big);
+}
+
+/**
  * ipoib_cm_tx_flush - the connection reached RTS: send what waited
  * @conn: the connection
  */

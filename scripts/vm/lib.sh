@@ -537,7 +537,8 @@ conn_col() {
 # Numbered UDP datagrams: udp_burst_rx NS ADDR PORT N OUT waits (in the
 # background) for N datagrams and writes their numbers in arrival order to
 # OUT; udp_burst_tx NS ADDR PORT N [FILE REGEX] sends 0 .. N-1, once a line
-# of FILE matches REGEX if they are given.
+# of FILE matches REGEX if they are given, UDP_BURST_GAP seconds apart
+# (default 0).
 udp_burst_rx() {
 	ip netns exec "$1" python3 - "$2" "$3" "$4" > "$5" <<'PY' &
 import socket, sys
@@ -575,8 +576,11 @@ if sys.argv[4]:
         if time.monotonic() > end:
             sys.exit("udp_burst_tx: never matched %r in:\n%s" % (sys.argv[4], text()))
         time.sleep(0.02)
+gap = float(os.environ.get("UDP_BURST_GAP", "0"))
 for i in range(int(sys.argv[3])):
     s.sendto(b"seq %d " % i + b"x" * 1000, (sys.argv[1], int(sys.argv[2])))
+    if gap:
+        time.sleep(gap)
 PY
 }
 

@@ -16,6 +16,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 BURST=200
+CROSS_BURST=200
 RTU=0x0014
 
 accepted_in_rtr() {
@@ -139,27 +140,65 @@ unload_checked
 hosts_down
 }
 
+# The link address without its flags, as RFC 4755 3.3 compares them.
+flagless() {
+	ip -n "$1" -j link show "$2" |
+		python3 -c 'import json,sys; print("00" + json.load(sys.stdin)[0]["address"][2:])'
+}
+
 crossing() {
 say "== both sides dial at once; the REQs cross on the wire"
 load_module default_mode=connected cm_bidirectional=1
 hosts_up
 static_neighbours
+# The smaller address (y) accepts the peer's REQ and gives up its own: the
+# packets it held on the REQ it gave up must leave before the ones it sent
+# after, on the connection it accepted.  y streams numbered datagrams
+# every 20 ms from before its REQ leaves until after it gives way; x dials
+# at the same moment.
+if [[ "$(flagless ns0 "$IB0")" < "$(flagless ns1 "$IB1")" ]]; then
+	y=0 x=1
+else
+	y=1 x=0
+fi
+local ifx ify
+ify=$([ $y = 0 ] && echo "$IB0" || echo "$IB1")
+ifx=$([ $x = 0 ] && echo "$IB0" || echo "$IB1")
+path_ready ns$y "$ify" 192.0.2.$((x + 1)) ns$x
+path_ready ns$x "$ifx" 192.0.2.$((y + 1)) ns$y
+udp_burst_rx ns$x 192.0.2.$((x + 1)) 7101 $CROSS_BURST /tmp/cross.rx
+local brx=$!
+wait_udp ns$x 7101
 # Every packet waits 1 s each way: both REQs are out before either lands.
 wire_delay veth0 1000
 wire_delay veth1 1000
-in0 ping -c 1 -W 20 192.0.2.2 > /dev/null &
-p0=$!
-in1 ping -c 1 -W 20 192.0.2.1 > /dev/null &
-p1=$!
-wait $p0 || fail "simultaneous ping 0 -> 1"
-wait $p1 || fail "simultaneous ping 1 -> 0"
+# Both senders start first and fire together when /tmp/go says so (a
+# process start takes longer than that second under TCG): y's stream,
+# and one datagram from x that dials x's REQ.
+: > /tmp/go
+(export UDP_BURST_GAP=0.02
+ udp_burst_tx ns$y 192.0.2.$((x + 1)) 7101 $CROSS_BURST /tmp/go '^go') &
+local btx=$!
+udp_burst_tx ns$x 192.0.2.$((y + 1)) 7102 1 /tmp/go '^go' &
+local px=$!
+sleep 3
+echo go > /tmp/go
+wait $btx || fail "host $y's stream was not sent"
+wait $px || fail "host $x's datagram was not sent"
+wait $brx || true
 wire_undelay veth0
 wire_undelay veth1
 crossed=$(($(cm_stat rxe0 req_crossed) + $(cm_stat rxe1 req_crossed)))
-say "crossed REQs: rxe0 $(cm_stat rxe0 req_crossed), rxe1 $(cm_stat rxe1 req_crossed)"
+say "crossed REQs: rxe0 $(cm_stat rxe0 req_crossed), rxe1 $(cm_stat rxe1 req_crossed); host $y gave way"
 [ "$(cm_msgs rxe0 tx req)" -ge 1 ] && [ "$(cm_msgs rxe1 tx req)" -ge 1 ] ||
-	fail "the two sides did not both dial"
-[ "$crossed" -ge 1 ] || fail "the REQs did not cross"
+	{ cm_dump; fail "the two sides did not both dial"; }
+[ "$crossed" -ge 1 ] || { cm_dump; fail "the REQs did not cross"; }
+[ "$(cm_stat rxe$y conn_passive_up)" -ge 1 ] && [ "$(cm_stat rxe$y conn_active_up)" = 0 ] ||
+	{ cm_dump; fail "host $y did not give way to host $x's REQ"; }
+seq 0 $((CROSS_BURST - 1)) | cmp -s - /tmp/cross.rx ||
+	{ cm_dump; seq 0 $((CROSS_BURST - 1)) | diff - /tmp/cross.rx | head || true
+	  fail "host $y's stream across the crossing arrived incomplete or out of order ($(wc -l < /tmp/cross.rx) of $CROSS_BURST)"; }
+say "host $y's $CROSS_BURST datagrams across the crossing arrived in order"
 wait_for 15 "a single connection" sh -c \
 	"[ \$(grep -vc '^#' $(cm_debugfs rxe0)/connections) = 1 ] &&
 	 [ \$(grep -vc '^#' $(cm_debugfs rxe1)/connections) = 1 ]"
