@@ -24,6 +24,8 @@
  * counts its own flushed receives down, SRQ waits for Last WQE Reached
  * and then a drain marker).  If that cannot be shown in time, the QP and
  * everything it points to are leaked, with a warning, never destroyed.
+ * The reaper tears down every connection queued so far as one batch:
+ * each wait is paid once per batch.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -313,14 +315,18 @@ static void ipoib_cm_leak_qp(struct ipoib_cm_conn *conn)
 	priv->cm.ops->release(conn);
 }
 
-/* Take a connection's QP down: ERR, CM id gone, completions consumed. */
-static void ipoib_cm_teardown(struct ipoib_cm_conn *conn)
+/*
+ * The first step of a teardown: nothing sends on the connection, its CM
+ * id is gone (no callback can run for it any more), its QP is in ERR.
+ */
+static void ipoib_cm_teardown_begin(struct ipoib_cm_conn *conn)
 {
 	struct ipoib_priv *priv = conn->priv;
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	struct ib_cm_id *id;
-	int ret;
 
+	/* A start task still queued would find the QP gone. */
+	cancel_work_sync(&conn->start_work);
 	spin_lock_bh(&conn->lock);
 	conn->sendable = false;
 	spin_unlock_bh(&conn->lock);
@@ -338,30 +344,54 @@ static void ipoib_cm_teardown(struct ipoib_cm_conn *conn)
 		ib_destroy_cm_id(id);
 	/* Only a REJ callback arms it: none can run on this id any more. */
 	cancel_delayed_work_sync(&conn->cross_work);
-	if (!conn->qp) {
-		ipoib_cm_destroy_qp(conn);	/* what admit may have taken */
+	conn->teardown_err = 0;
+	if (!conn->qp)
 		return;
-	}
-
-	ret = ib_modify_qp(conn->qp, &attr, IB_QP_STATE);
-	if (ret)
+	conn->teardown_err = ib_modify_qp(conn->qp, &attr, IB_QP_STATE);
+	if (conn->teardown_err)
 		netdev_warn(priv->netdev, "cannot move RC QP 0x%06x to ERR: %d\n",
-			    conn->qp_num, ret);
-	if (!ret) {
-		ret = ipoib_cm_tx_drain(conn);
-		if (ret)
-			netdev_warn(priv->netdev,
+			    conn->qp_num, conn->teardown_err);
+}
+
+/*
+ * Consume the flushed sends of every QP of the batch, all within one
+ * IPOIB_CM_DRAIN_TIMEOUT: flushing runs in the provider, for all the QPs
+ * at once.
+ */
+static void ipoib_cm_teardown_sends(struct list_head *batch)
+{
+	unsigned long end = jiffies + IPOIB_CM_DRAIN_TIMEOUT;
+	struct ipoib_cm_conn *conn;
+	bool late, busy;
+
+	do {
+		late = time_after(jiffies, end);
+		busy = false;
+		list_for_each_entry(conn, batch, reap_node) {
+			if (!ipoib_cm_draining(conn) ||
+			    ipoib_cm_tx_drained(conn))
+				continue;
+			busy = true;
+			if (!late)
+				continue;
+			conn->teardown_err = -ETIMEDOUT;
+			netdev_warn(conn->priv->netdev,
 				    "RC QP 0x%06x: sends not flushed in time\n",
 				    conn->qp_num);
-	}
-	if (!ret) {
-		ret = priv->cm.ops->drain(conn);
-		if (ret)
-			netdev_warn(priv->netdev,
-				    "RC QP 0x%06x: receives not drained: %d\n",
-				    conn->qp_num, ret);
-	}
-	if (ret)
+		}
+		if (busy && !late)
+			usleep_range(1000, 2000);
+	} while (busy && !late);
+}
+
+/*
+ * The last step: destroy what the connection holds, or leak it if its
+ * completions could not be shown consumed.
+ */
+static void ipoib_cm_teardown_end(struct ipoib_cm_conn *conn)
+{
+	/* Without a QP: what admit may have taken is given back. */
+	if (conn->teardown_err)
 		ipoib_cm_leak_qp(conn);
 	else
 		ipoib_cm_destroy_qp(conn);
@@ -442,26 +472,35 @@ static void ipoib_cm_forget(struct ipoib_cm_conn *conn)
 	ipoib_cm_free(conn);
 }
 
+/*
+ * The reaper takes every connection queued so far as one batch, so that
+ * the waits of a teardown (sends flushed, Last WQE Reached, the receive
+ * CQ drained) are paid once per batch, not once per connection: closing
+ * a thousand connections costs a thousand CM ids and QP transitions, and
+ * a few waits.
+ */
 void ipoib_cm_reap_work(struct work_struct *work)
 {
 	struct ipoib_priv *priv = container_of(work, struct ipoib_priv,
 					       cm.reap_work);
-	struct ipoib_cm_conn *conn;
+	struct ipoib_cm_conn *conn, *tmp;
+	LIST_HEAD(batch);
 
-	for (;;) {
-		spin_lock_bh(&priv->cm.lock);
-		conn = list_first_entry_or_null(&priv->cm.reap_list,
-						struct ipoib_cm_conn,
-						reap_node);
-		if (conn)
-			list_del_init(&conn->reap_node);
-		spin_unlock_bh(&priv->cm.lock);
-		if (!conn)
-			break;
+	spin_lock_bh(&priv->cm.lock);
+	list_splice_init(&priv->cm.reap_list, &batch);
+	spin_unlock_bh(&priv->cm.lock);
+	if (list_empty(&batch))
+		return;
 
-		/* A start task still queued would find the QP gone. */
-		cancel_work_sync(&conn->start_work);
-		ipoib_cm_teardown(conn);
+	list_for_each_entry(conn, &batch, reap_node)
+		ipoib_cm_teardown_begin(conn);
+	ipoib_cm_teardown_sends(&batch);
+	priv->cm.ops->drain(priv, &batch);
+
+	list_for_each_entry_safe(conn, tmp, &batch, reap_node) {
+		/* Off the batch first: a new close may queue it again. */
+		list_del_init(&conn->reap_node);
+		ipoib_cm_teardown_end(conn);
 		if (ipoib_cm_reap_finish(conn))
 			continue;
 		ipoib_cm_count(priv, IPOIB_CM_ST_CLOSED, 1);

@@ -220,24 +220,43 @@ static bool ipoib_cm_nosrq_drained(struct ipoib_cm_conn *conn)
 	return !READ_ONCE(conn->rx_posted);
 }
 
-/*
- * The QP is in ERR: every receive on it comes back flushed (or filled)
- * through the NAPI, which counts it off rx_posted once it is set aside.
- * At zero nothing of the QP is left in, or can come to, the receive CQ.
- */
-static int ipoib_cm_nosrq_drain(struct ipoib_cm_conn *conn)
+static bool ipoib_cm_nosrq_batch_drained(struct list_head *batch)
 {
-	struct ipoib_priv *priv = conn->priv;
-	unsigned long end = jiffies + IPOIB_CM_DRAIN_TIMEOUT;
+	struct ipoib_cm_conn *conn;
 
-	while (!ipoib_cm_nosrq_drained(conn)) {
+	list_for_each_entry(conn, batch, reap_node)
+		if (ipoib_cm_draining(conn) && !ipoib_cm_nosrq_drained(conn))
+			return false;
+	return true;
+}
+
+/*
+ * The batch's QPs are in ERR: every receive on them comes back flushed
+ * (or filled) through the NAPI, which counts it off rx_posted once it is
+ * set aside.  At zero nothing of a QP is left in, or can come to, the
+ * receive CQ.  One IPOIB_CM_DRAIN_TIMEOUT for the whole batch.
+ */
+static void ipoib_cm_nosrq_drain(struct ipoib_priv *priv,
+				 struct list_head *batch)
+{
+	unsigned long end = jiffies + IPOIB_CM_DRAIN_TIMEOUT;
+	struct ipoib_cm_conn *conn;
+
+	while (!ipoib_cm_nosrq_batch_drained(batch)) {
 		if (time_after(jiffies, end))
-			return -ETIMEDOUT;
+			break;
 		ipoib_cm_napi_kick(priv);
 		wait_event_timeout(priv->cm.drain_wait,
-				   ipoib_cm_nosrq_drained(conn), HZ / 50 + 1);
+				   ipoib_cm_nosrq_batch_drained(batch),
+				   HZ / 50 + 1);
 	}
-	return 0;
+	list_for_each_entry(conn, batch, reap_node) {
+		if (!ipoib_cm_draining(conn) || ipoib_cm_nosrq_drained(conn))
+			continue;
+		conn->teardown_err = -ETIMEDOUT;
+		netdev_warn(priv->netdev, "RC QP 0x%06x: receives not drained: %d\n",
+			    conn->qp_num, -ETIMEDOUT);
+	}
 }
 
 static void ipoib_cm_nosrq_release(struct ipoib_cm_conn *conn)

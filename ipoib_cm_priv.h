@@ -120,7 +120,7 @@ enum {
 struct ipoib_cm_conn {
 	struct hlist_node node;		/* priv->cm.conns, under cm.lock */
 	struct list_head poll_node;	/* priv->cm.poll_list, poll_lock */
-	struct list_head reap_node;	/* priv->cm.reap_list */
+	struct list_head reap_node;	/* cm.reap_list, then a reap batch */
 	struct rcu_head rcu;
 	struct ipoib_priv *priv;
 
@@ -158,7 +158,7 @@ struct ipoib_cm_conn {
 
 	/*
 	 * The CM id, set and cleared under cm.lock.  Whoever clears it owns
-	 * its destruction: the reaper (ipoib_cm_teardown()), or the REQ
+	 * its destruction: the reaper (ipoib_cm_teardown_begin()), or the REQ
 	 * handler taking it back on failure, which then returns non-zero so
 	 * the CM destroys it.  A CM callback never reads this field: it uses
 	 * the id it is called with, valid until it returns (the reaper's
@@ -180,6 +180,11 @@ struct ipoib_cm_conn {
 	 * structure, which they point to, is never freed.  Reaper only.
 	 */
 	bool leaked;
+	/*
+	 * Reaper only: the QP could not be moved to ERR or shown drained
+	 * during this teardown; it is leaked, not destroyed.
+	 */
+	int teardown_err;
 	struct ipoib_ah *ah;		/* active: the UD path, for fallback */
 	struct sa_path_rec *path_rec;	/* active on InfiniBand: from the SA */
 	u32 mtu;			/* IP MTU of the connection */
@@ -247,11 +252,13 @@ struct ipoib_cm_rx_ops {
 	void (*repost)(struct ipoib_priv *priv, struct ipoib_cm_conn *conn,
 		       struct ipoib_cm_rx_buf *buf, bool consumed);
 	/*
-	 * The QP is in ERR: wait until no completion of its receives can
-	 * still arrive in, or wait in, the receive CQ.  0, or an error if
-	 * that cannot be shown in time: then the QP must not be destroyed.
+	 * The QPs of the reaper's batch (linked by reap_node) are in ERR:
+	 * wait until no completion of the receives of any of them that
+	 * ipoib_cm_draining() names can still arrive in, or wait in, the
+	 * receive CQ.  One that cannot be shown drained in time gets its
+	 * teardown_err set: its QP must not be destroyed.
 	 */
-	int (*drain)(struct ipoib_cm_conn *conn);
+	void (*drain)(struct ipoib_priv *priv, struct list_head *batch);
 	void (*release)(struct ipoib_cm_conn *conn);
 	void (*show)(struct seq_file *m, struct ipoib_cm_conn *conn);
 };
@@ -267,6 +274,21 @@ static inline void ipoib_cm_napi_kick(struct ipoib_priv *priv)
 	local_bh_disable();
 	napi_schedule(&priv->cm.napi);
 	local_bh_enable();
+}
+
+/*
+ * During a reap: the connection's QP exists, is in ERR, and its
+ * completions are still to be shown consumed.
+ */
+static inline bool ipoib_cm_draining(const struct ipoib_cm_conn *conn)
+{
+	return conn->qp && !conn->teardown_err;
+}
+
+/* Jiffies left until @end, 0 once it has passed. */
+static inline unsigned long ipoib_cm_until(unsigned long end)
+{
+	return time_before(jiffies, end) ? end - jiffies : 0;
 }
 
 static inline void ipoib_cm_count(struct ipoib_priv *priv,
@@ -339,7 +361,7 @@ void ipoib_cm_tx_cq_event(struct ib_cq *cq, void *ctx);
 void ipoib_cm_poll_open(struct ipoib_cm_conn *conn);
 void ipoib_cm_poll_close(struct ipoib_cm_conn *conn);
 void ipoib_cm_poll_tx(struct ipoib_priv *priv);
-int ipoib_cm_tx_drain(struct ipoib_cm_conn *conn);
+bool ipoib_cm_tx_drained(struct ipoib_cm_conn *conn);
 void ipoib_cm_tx_release(struct ipoib_cm_conn *conn);
 
 /* ipoib_cm_rx.c: the RC receive path, for both receive backends */

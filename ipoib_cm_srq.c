@@ -262,27 +262,47 @@ static void ipoib_cm_srq_repost(struct ipoib_priv *priv,
 }
 
 /*
- * The QP is in ERR: wait for Last WQE Reached (unless this provider is
- * known not to raise it), then for a marker behind the QP's completions.
+ * The batch's QPs are in ERR: wait for Last WQE Reached from each (unless
+ * this provider is known not to raise it), all within one
+ * IPOIB_CM_LAST_WQE_WAIT, then for one marker behind all their
+ * completions.
  */
-static int ipoib_cm_srq_drain(struct ipoib_cm_conn *conn)
+static void ipoib_cm_srq_drain(struct ipoib_priv *priv,
+			       struct list_head *batch)
 {
-	struct ipoib_priv *priv = conn->priv;
+	unsigned long end = jiffies + IPOIB_CM_LAST_WQE_WAIT;
+	struct ipoib_cm_conn *conn;
+	bool any = false;
+	int ret;
 
-	/* Before RTR a QP takes nothing from the SRQ. */
-	if (!conn->rtr)
-		return 0;
-	if (!READ_ONCE(priv->cm.no_last_wqe) &&
-	    !wait_event_timeout(priv->cm.drain_wait,
-				test_bit(IPOIB_CM_QP_LAST_WQE,
-					 &conn->qp_events),
-				IPOIB_CM_LAST_WQE_WAIT)) {
+	list_for_each_entry(conn, batch, reap_node) {
+		/* Before RTR a QP takes nothing from the SRQ. */
+		if (!ipoib_cm_draining(conn) || !conn->rtr)
+			continue;
+		any = true;
+		if (READ_ONCE(priv->cm.no_last_wqe) ||
+		    wait_event_timeout(priv->cm.drain_wait,
+				       test_bit(IPOIB_CM_QP_LAST_WQE,
+						&conn->qp_events),
+				       ipoib_cm_until(end)))
+			continue;
 		WRITE_ONCE(priv->cm.no_last_wqe, true);
 		netdev_warn(priv->netdev, "RC QP 0x%06x: no Last WQE Reached event in %u ms: relying on drain markers alone\n",
 			    conn->qp_num,
 			    jiffies_to_msecs(IPOIB_CM_LAST_WQE_WAIT));
 	}
-	return ipoib_cm_srq_marker(priv);
+	if (!any)
+		return;
+	ret = ipoib_cm_srq_marker(priv);
+	if (!ret)
+		return;
+	list_for_each_entry(conn, batch, reap_node) {
+		if (!ipoib_cm_draining(conn) || !conn->rtr)
+			continue;
+		conn->teardown_err = ret;
+		netdev_warn(priv->netdev, "RC QP 0x%06x: receives not drained: %d\n",
+			    conn->qp_num, ret);
+	}
 }
 
 static void ipoib_cm_srq_release(struct ipoib_cm_conn *conn)

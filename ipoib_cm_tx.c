@@ -376,28 +376,21 @@ void ipoib_cm_poll_tx(struct ipoib_priv *priv)
 }
 
 /**
- * ipoib_cm_tx_drain - consume every send of a QP in ERR
+ * ipoib_cm_tx_drained - consume the flushed sends of a QP in ERR
  * @conn: the connection, being torn down
  *
  * Polls the connection's own CQ (the NAPI may do some of it too; the
- * lock keeps them apart).  Returns 0, or -ETIMEDOUT.
+ * lock keeps them apart).  Returns true once every send has come back.
  */
-int ipoib_cm_tx_drain(struct ipoib_cm_conn *conn)
+bool ipoib_cm_tx_drained(struct ipoib_cm_conn *conn)
 {
-	unsigned long end = jiffies + 5 * HZ;
 	bool error = false, done;
 
-	for (;;) {
-		spin_lock_bh(&conn->lock);
-		ipoib_cm_poll_send(conn, &error);
-		done = conn->tx_head == conn->tx_tail;
-		spin_unlock_bh(&conn->lock);
-		if (done)
-			return 0;
-		if (time_after(jiffies, end))
-			return -ETIMEDOUT;
-		usleep_range(10000, 20000);
-	}
+	spin_lock_bh(&conn->lock);
+	ipoib_cm_poll_send(conn, &error);
+	done = conn->tx_head == conn->tx_tail;
+	spin_unlock_bh(&conn->lock);
+	return done;
 }
 
 /* Free the send side; the QP is destroyed. */
