@@ -98,6 +98,7 @@ extern const struct header_ops ipoib_header_ops;
 
 /* One RDMA device that ipoib_cm is bound to. */
 struct ipoib_dev {
+	struct list_head node;		/* every device, ipoib_main.c */
 	struct ib_device *ibdev;
 	struct list_head ports;		/* struct ipoib_port */
 	struct ib_event_handler event_handler;
@@ -248,6 +249,8 @@ struct ipoib_cm_dev {
 	bool admin;			/* mode is "connected" */
 	bool running;			/* listening, receive backend up */
 	bool stopping;
+	unsigned int stop_closed;	/* connections the last stop closed */
+	unsigned long stop_start;	/* when it began, in jiffies */
 	const struct ipoib_cm_rx_ops *ops;
 	unsigned int rx_mtu;		/* what a receive buffer holds */
 	unsigned int rx_frags;		/* pages per receive buffer */
@@ -437,6 +440,7 @@ int ipoib_cm_init(struct ipoib_priv *priv);
 void ipoib_cm_cleanup(struct ipoib_priv *priv);
 int ipoib_cm_start(struct ipoib_priv *priv);
 void ipoib_cm_stop(struct ipoib_priv *priv);
+void ipoib_cm_close_all(struct ipoib_priv *priv);
 int ipoib_set_mode(struct ipoib_priv *priv, bool connected);
 bool ipoib_cm_enabled(struct ipoib_priv *priv);
 
@@ -467,6 +471,7 @@ bool ipoib_pkey_valid(u16 pkey);
 int ipoib_child_create(struct net_device *pdev, u16 pkey);
 int ipoib_child_delete(struct net_device *pdev, u16 pkey);
 void ipoib_children_remove(struct ipoib_priv *priv);
+void ipoib_port_close_all(struct ipoib_priv *priv);
 
 /* ipoib_ud.c: shared with the RC send path */
 int ipoib_tx_map(struct ipoib_priv *priv, struct ipoib_tx_buf *buf,

@@ -175,6 +175,25 @@ int ipoib_child_delete(struct net_device *pdev, u16 pkey)
 }
 
 /**
+ * ipoib_port_close_all - begin closing the connections of a port's
+ *	interface and of its children
+ * @priv: the port's interface, about to go; RTNL held
+ *
+ * Their teardowns run side by side, each on its interface's reaper,
+ * while the interfaces are unregistered one after another: removing a
+ * port with many children takes the longest of them, not their sum.
+ */
+void ipoib_port_close_all(struct ipoib_priv *priv)
+{
+	struct ipoib_priv *child;
+
+	ASSERT_RTNL();
+	ipoib_cm_close_all(priv);
+	list_for_each_entry(child, &priv->children, child_node)
+		ipoib_cm_close_all(child);
+}
+
+/**
  * ipoib_children_remove - unregister every child of a port's interface
  * @priv: the port's interface, about to be unregistered
  *

@@ -55,6 +55,8 @@ int ipoib_cm_start(struct ipoib_priv *priv)
 	lockdep_assert_held(&priv->transport_lock);
 	if (priv->cm.running || !priv->cm.admin)
 		return 0;
+	/* A stop begun for a removal that did not happen: finish it. */
+	ipoib_cm_stop(priv);
 
 	cqe = ipoib_recvq_size;
 	if (!priv->cm.ops->srq)
@@ -117,15 +119,16 @@ static void ipoib_cm_drain_recv_cq(struct ipoib_priv *priv)
 }
 
 /**
- * ipoib_cm_stop - leave connected mode on a running interface
- * @priv: the interface; RTNL and transport_lock held
+ * ipoib_cm_stop_begin - the first half of leaving connected mode
+ * @priv: the interface; transport_lock held
  *
- * Stops listening, closes every connection (DREQ to established peers),
- * waits for the reaper, then frees the receive backend.
+ * Stops listening and queues every connection for the reaper (DREQs to
+ * established peers go out as it runs), without waiting: the teardowns
+ * of several interfaces being removed together then overlap.
+ * ipoib_cm_stop() waits for them.  Safe to call again.
  */
-void ipoib_cm_stop(struct ipoib_priv *priv)
+static void ipoib_cm_stop_begin(struct ipoib_priv *priv)
 {
-	unsigned long start = jiffies;
 	struct ipoib_cm_conn *conn;
 	struct hlist_node *tmp;
 	unsigned int i, n = 0;
@@ -135,6 +138,7 @@ void ipoib_cm_stop(struct ipoib_priv *priv)
 	if (!priv->cm.running)
 		return;
 	WRITE_ONCE(priv->cm.running, false);
+	priv->cm.stop_start = jiffies;
 
 	for (i = 0; i < ARRAY_SIZE(priv->cm.listen); i++) {
 		ib_destroy_cm_id(priv->cm.listen[i]);
@@ -152,6 +156,24 @@ void ipoib_cm_stop(struct ipoib_priv *priv)
 		n++;
 	}
 	spin_unlock_bh(&priv->cm.lock);
+	priv->cm.stop_closed = n;
+}
+
+/**
+ * ipoib_cm_stop - leave connected mode on a running interface
+ * @priv: the interface; RTNL and transport_lock held
+ *
+ * Stops listening, closes every connection (DREQ to established peers),
+ * waits for the reaper, then frees the receive backend.  Finishes a stop
+ * ipoib_cm_stop_begin() began.
+ */
+void ipoib_cm_stop(struct ipoib_priv *priv)
+{
+	lockdep_assert_held(&priv->transport_lock);
+	ipoib_cm_stop_begin(priv);
+	/* Never started, or stopped already. */
+	if (!priv->cm.recv_cq)
+		return;
 	flush_workqueue(priv->cm.wq);
 	if (priv->cm.nr_conns)
 		netdev_warn(priv->netdev, "%u connections left after stop\n",
@@ -171,7 +193,20 @@ void ipoib_cm_stop(struct ipoib_priv *priv)
 	}
 	priv->cm.recv_cq = NULL;
 	netdev_info(priv->netdev, "connected mode stopped: %u connections closed in %u ms\n",
-		    n, jiffies_to_msecs(jiffies - start));
+		    priv->cm.stop_closed,
+		    jiffies_to_msecs(jiffies - priv->cm.stop_start));
+}
+
+/**
+ * ipoib_cm_close_all - begin closing an interface's connections
+ * @priv: the interface, about to be unregistered; RTNL held
+ */
+void ipoib_cm_close_all(struct ipoib_priv *priv)
+{
+	ASSERT_RTNL();
+	mutex_lock(&priv->transport_lock);
+	ipoib_cm_stop_begin(priv);
+	mutex_unlock(&priv->transport_lock);
 }
 
 /*

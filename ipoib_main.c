@@ -9,6 +9,7 @@
 
 #include <linux/log2.h>
 #include <linux/module.h>
+#include <linux/rtnetlink.h>
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
@@ -162,6 +163,20 @@ static void ipoib_report_port(struct ipoib_port *p)
 		 ib_mtu_enum_to_int(attr.active_mtu), gid.raw);
 }
 
+/* Every device with interfaces of ours, for ipoib_exit(). */
+static LIST_HEAD(ipoib_devs);
+static DEFINE_MUTEX(ipoib_devs_lock);	/* taken inside the RTNL */
+
+/* Begin closing the connections of every interface of a device; RTNL. */
+static void ipoib_dev_close_all(struct ipoib_dev *idev)
+{
+	struct ipoib_port *p;
+
+	list_for_each_entry(p, &idev->ports, node)
+		if (p->netdev)
+			ipoib_port_close_all(ipoib_priv(p->netdev));
+}
+
 static void ipoib_free_dev(struct ipoib_dev *idev)
 {
 	struct ipoib_port *p, *tmp;
@@ -231,6 +246,9 @@ static int ipoib_add_one(struct ib_device *ibdev)
 	INIT_IB_EVENT_HANDLER(&idev->event_handler, ibdev, ipoib_event);
 	ib_register_event_handler(&idev->event_handler);
 	ib_set_client_data(ibdev, &ipoib_client, idev);
+	mutex_lock(&ipoib_devs_lock);
+	list_add_tail(&idev->node, &ipoib_devs);
+	mutex_unlock(&ipoib_devs_lock);
 	return 0;
 }
 
@@ -239,6 +257,13 @@ static void ipoib_remove_one(struct ib_device *ibdev, void *client_data)
 	struct ipoib_dev *idev = client_data;
 
 	ib_unregister_event_handler(&idev->event_handler);
+	mutex_lock(&ipoib_devs_lock);
+	list_del(&idev->node);
+	mutex_unlock(&ipoib_devs_lock);
+	/* The interfaces' teardowns overlap while they are unregistered. */
+	rtnl_lock();
+	ipoib_dev_close_all(idev);
+	rtnl_unlock();
 	ipoib_free_dev(idev);
 	dev_info(&ibdev->dev, "device removed\n");
 }
@@ -272,6 +297,18 @@ static int __init ipoib_init(void)
 
 static void __exit ipoib_exit(void)
 {
+	struct ipoib_dev *idev;
+
+	/*
+	 * The devices are removed one after another: first let every
+	 * interface of every device begin closing its connections.
+	 */
+	rtnl_lock();
+	mutex_lock(&ipoib_devs_lock);
+	list_for_each_entry(idev, &ipoib_devs, node)
+		ipoib_dev_close_all(idev);
+	mutex_unlock(&ipoib_devs_lock);
+	rtnl_unlock();
 	ib_unregister_client(&ipoib_client);
 	/* Also waits for children still being released. */
 	ipoib_link_unregister();
