@@ -105,6 +105,9 @@ cmdline+=" rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose ro"
 # KASAN.
 cmdline+=" init=$TOPDIR/scripts/vm-init.sh panic=-1 oops=panic acpi=noirq"
 cmdline+=" nokaslr quiet loglevel=5 hung_task_panic=0 kmemleak=on"
+# The log is checked whole: room for the bench's thousand interfaces
+# (128 KiB wrapped there).
+cmdline+=" log_buf_len=8M"
 # A stock kernel's initramfs mounts the root itself (the parameters above
 # tell it how) and binds the kernel's own modules from the host root.
 if [ ${#initrd[@]} -gt 0 ]; then
