@@ -245,8 +245,10 @@ def main():
         md.append("| peers | live connections | all live after (s) | connections/s | "
                   "round 1 over RC (sent again) | round 2 over RC | live after round 2 | "
                   "in use per connection (kB) | slab per connection (kB) | "
-                  "peers created, up (s) | rmmod (s) |")
-        md.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+                  "peers created, up (s) | rmmod (s) | host 0 closing (ms) | "
+                  "devices removed (s) |")
+        md.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
+                  "---: | ---: |")
         for c in kilo:
             g = lambda m: R.get("kilo", c, m)
             ms = g("live_ms")
@@ -257,7 +259,8 @@ def main():
                       f"{fmt(g('rc_round2'), 0)} | {fmt(g('live_after'), 0)} | "
                       f"{fmt(g('used_per_conn'), 0)} | {fmt(g('slab_per_conn'), 0)} | "
                       f"{fmt(g('peers_created_s'), 0)}, {fmt(g('peers_up_s'), 0)} | "
-                      f"{fmt(g('unload_s'), 0)} |")
+                      f"{fmt(g('unload_s'), 0)} | {fmt(g('close_ms'), 0)} | "
+                      f"{fmt(g('devices_gone_s'))} |")
         md.append("")
 
     # Profiles (perf, one stream), side by side.

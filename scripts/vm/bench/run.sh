@@ -447,6 +447,15 @@ for l in json.load(sys.stdin):
 	t0=$SECONDS
 	unload_module
 	rec kilo "srq-$KILO" unload_s $((SECONDS - t0)) s
+	# Of that, host 0 closing its connections, as the module reports it
+	# (the peers' ends close on its DREQs meanwhile), and the module's
+	# devices gone, from the first removal to the last.
+	rec kilo "srq-$KILO" close_ms "$(dmesg | sed -n \
+		"s/.* $IB0: connected mode stopped: $KILO connections closed in \([0-9]*\) ms/\1/p" |
+		tail -n 1)" ms
+	rec kilo "srq-$KILO" devices_gone_s "$(dmesg | awk -F'[][]' \
+		'/ipoib_cm: device removed/ { t = $2 + 0; if (!f) f = t }
+		 END { printf "%.1f", t - f }')" s
 	hosts_down
 	fabric_bridge_del
 }
