@@ -390,11 +390,18 @@ static void ipoib_cm_teardown_sends(struct list_head *batch)
  */
 static void ipoib_cm_teardown_end(struct ipoib_cm_conn *conn)
 {
-	/* Without a QP: what admit may have taken is given back. */
 	if (conn->teardown_err)
 		ipoib_cm_leak_qp(conn);
 	else
-		ipoib_cm_destroy_qp(conn);
+		ipoib_cm_destroy_qp(conn);	/* QP-less: what admit took */
+}
+
+/* The receive backend could not show @conn's receives drained. */
+void ipoib_cm_drain_failed(struct ipoib_cm_conn *conn, int err)
+{
+	conn->teardown_err = err;
+	netdev_warn(conn->priv->netdev, "RC QP 0x%06x: receives not drained: %d\n",
+		    conn->qp_num, err);
 }
 
 static void ipoib_cm_free(struct ipoib_cm_conn *conn)
@@ -441,8 +448,6 @@ static bool ipoib_cm_reap_finish(struct ipoib_cm_conn *conn)
 	spin_unlock(&priv->cm.lock);
 	if (keep)
 		ipoib_cm_tx_fallback(conn, &waiting, &too_big);
-	else if (conn->yield)
-		ipoib_cm_tx_yield(conn, &waiting);
 	netif_tx_unlock_bh(priv->netdev);
 
 	while ((skb = __skb_dequeue(&too_big)))
@@ -549,9 +554,7 @@ struct ipoib_cm_transition ipoib_cm_event_locked(struct ipoib_cm_conn *conn,
 		ipoib_cm_queue_reap(conn);
 		break;
 	case IPOIB_CM_ACT_YIELD:
-		conn->yield = true;
-		ipoib_cm_queue_reap(conn);
-		break;
+		/* Its packets went over in the crossing REQ's handler. */
 	case IPOIB_CM_ACT_CLOSE:
 		ipoib_cm_queue_reap(conn);
 		break;

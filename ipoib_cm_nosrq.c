@@ -251,11 +251,8 @@ static void ipoib_cm_nosrq_drain(struct ipoib_priv *priv,
 				   HZ / 50 + 1);
 	}
 	list_for_each_entry(conn, batch, reap_node) {
-		if (!ipoib_cm_draining(conn) || ipoib_cm_nosrq_drained(conn))
-			continue;
-		conn->teardown_err = -ETIMEDOUT;
-		netdev_warn(priv->netdev, "RC QP 0x%06x: receives not drained: %d\n",
-			    conn->qp_num, -ETIMEDOUT);
+		if (ipoib_cm_draining(conn) && !ipoib_cm_nosrq_drained(conn))
+			ipoib_cm_drain_failed(conn, -ETIMEDOUT);
 	}
 }
 

@@ -43,8 +43,8 @@ struct ipoib_cm_pdata {
  * small state machine (ipoib_cm_state.c): events come from the CM, from
  * completions and from the driver's own tasks; each (state, event) pair
  * gives the next state and one action.  ipoib_cm_conn.c takes the step;
- * its reaper closes, falls back and yields, ipoib_cm_handshake.c connects
- * and establishes.
+ * its reaper closes and falls back, ipoib_cm_handshake.c connects,
+ * establishes and hands a yielding connection's packets over.
  */
 enum ipoib_cm_state {
 	IPOIB_CM_NEW,		/* active: waiting for the start task */
@@ -149,7 +149,6 @@ struct ipoib_cm_conn {
 	bool poll_open;
 	bool ietf_sid;			/* dial the RFC's Service ID */
 	bool est_notified;		/* ib_cm_notify() done */
-	bool yield;			/* closing: packets to another conn */
 	bool sendable;			/* QP in RTS with a send ring; lock */
 	unsigned int backoff;		/* seconds before the next REQ */
 	unsigned long retry_at;		/* FAILED: no REQ before this */
@@ -325,6 +324,7 @@ struct ipoib_cm_conn *ipoib_cm_lookup(struct ipoib_priv *priv,
 				      bool active);
 int ipoib_cm_create_qp(struct ipoib_cm_conn *conn);
 void ipoib_cm_queue_reap(struct ipoib_cm_conn *conn);
+void ipoib_cm_drain_failed(struct ipoib_cm_conn *conn, int err);
 void ipoib_cm_reap_work(struct work_struct *work);
 struct ipoib_cm_transition ipoib_cm_event_locked(struct ipoib_cm_conn *conn,
 						 enum ipoib_cm_event ev);
@@ -352,8 +352,6 @@ void ipoib_cm_tx_flush(struct ipoib_cm_conn *conn);
 void ipoib_cm_tx_fallback(struct ipoib_cm_conn *conn,
 			  struct sk_buff_head *waiting,
 			  struct sk_buff_head *too_big);
-void ipoib_cm_tx_yield(struct ipoib_cm_conn *conn,
-		       struct sk_buff_head *waiting);
 void ipoib_cm_tx_hand_over(struct ipoib_cm_conn *from,
 			   struct ipoib_cm_conn *to);
 void ipoib_cm_tx_push_waiting(struct ipoib_cm_conn *conn);

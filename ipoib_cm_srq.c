@@ -261,6 +261,12 @@ static void ipoib_cm_srq_repost(struct ipoib_priv *priv,
 				 "cannot repost to the SRQ: %d\n", ret);
 }
 
+/* Before RTR a QP takes nothing from the SRQ: nothing to wait for. */
+static bool ipoib_cm_srq_draining(const struct ipoib_cm_conn *conn)
+{
+	return ipoib_cm_draining(conn) && conn->rtr;
+}
+
 /*
  * The batch's QPs are in ERR: wait for Last WQE Reached from each (unless
  * this provider is known not to raise it), all within one
@@ -276,8 +282,7 @@ static void ipoib_cm_srq_drain(struct ipoib_priv *priv,
 	int ret;
 
 	list_for_each_entry(conn, batch, reap_node) {
-		/* Before RTR a QP takes nothing from the SRQ. */
-		if (!ipoib_cm_draining(conn) || !conn->rtr)
+		if (!ipoib_cm_srq_draining(conn))
 			continue;
 		any = true;
 		if (READ_ONCE(priv->cm.no_last_wqe) ||
@@ -296,13 +301,9 @@ static void ipoib_cm_srq_drain(struct ipoib_priv *priv,
 	ret = ipoib_cm_srq_marker(priv);
 	if (!ret)
 		return;
-	list_for_each_entry(conn, batch, reap_node) {
-		if (!ipoib_cm_draining(conn) || !conn->rtr)
-			continue;
-		conn->teardown_err = ret;
-		netdev_warn(priv->netdev, "RC QP 0x%06x: receives not drained: %d\n",
-			    conn->qp_num, ret);
-	}
+	list_for_each_entry(conn, batch, reap_node)
+		if (ipoib_cm_srq_draining(conn))
+			ipoib_cm_drain_failed(conn, ret);
 }
 
 static void ipoib_cm_srq_release(struct ipoib_cm_conn *conn)

@@ -454,26 +454,6 @@ void ipoib_cm_tx_fallback(struct ipoib_cm_conn *conn,
 }
 
 /**
- * ipoib_cm_tx_yield - send a closing connection's packets another way
- * @conn: the connection, its QP gone, out of the table
- * @waiting: the packets that waited on it, in order
- *
- * Crossing REQs: the peer's connection carries our packets too.  They go
- * through the transmit path again, under the transmit lock so that order
- * is kept, and find that connection (or UD).
- */
-void ipoib_cm_tx_yield(struct ipoib_cm_conn *conn,
-		       struct sk_buff_head *waiting)
-{
-	struct ipoib_priv *priv = conn->priv;
-	struct sk_buff *skb;
-
-	lockdep_assert_held(&priv->netdev->tx_global_lock);
-	while ((skb = __skb_dequeue(waiting)))
-		ipoib_path_xmit(priv, skb, skb->data);
-}
-
-/**
  * ipoib_cm_tx_hand_over - a yielding connection's held packets go first
  * @from: the connection giving way; just made CLOSING
  * @to: the connection that carries the peer's packets from now on
