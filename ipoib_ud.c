@@ -47,7 +47,13 @@ static void ipoib_ud_qp_event(struct ib_event *event, void *ctx)
 	queue_work(priv->wq, &priv->restart_work);
 }
 
-/* The provider may have moved the QP to ERR: check, and restart if so. */
+/*
+ * A work request completed in error, or flushed while the interface is
+ * not stopping the QP: the provider may have moved the QP to ERR itself.
+ * rxe does when the network stack refuses one of its packets, and then
+ * reports every work request, the refused one included, as flushed, with
+ * no QP event.  The restart task looks at the QP's state first.
+ */
 static void ipoib_ud_check_qp(struct ipoib_priv *priv)
 {
 	if (!test_bit(IPOIB_FLAG_STOPPING, &priv->flags))
@@ -205,8 +211,9 @@ static void ipoib_ud_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 			netdev_dbg(priv->netdev, "UD receive failed: %s\n",
 				   ib_wc_status_msg(wc->status));
 			ipoib_count_drop(priv, IPOIB_DROP_RX_ERROR);
-			ipoib_ud_check_qp(priv);
 		}
+		if (wc->status != IB_WC_SUCCESS)
+			ipoib_ud_check_qp(priv);
 		ipoib_ud_free_rx(priv, buf);
 		wake_up(&priv->drain_wait);
 		return;
@@ -244,13 +251,12 @@ static void ipoib_ud_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		u64_stats_inc(&priv->stats.tx_packets);
 		u64_stats_add(&priv->stats.tx_bytes, buf->skb->len);
 		u64_stats_update_end(&priv->stats.syncp);
-	} else if (wc->status != IB_WC_WR_FLUSH_ERR) {
-		netdev_dbg(dev, "UD send failed: %s\n",
-			   ib_wc_status_msg(wc->status));
+	} else {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			netdev_dbg(dev, "UD send failed: %s\n",
+				   ib_wc_status_msg(wc->status));
 		ipoib_count_drop(priv, IPOIB_DROP_TX_ERROR);
 		ipoib_ud_check_qp(priv);
-	} else {
-		ipoib_count_drop(priv, IPOIB_DROP_TX_ERROR);
 	}
 	ipoib_ud_free_tx(priv, buf);
 

@@ -6,13 +6,14 @@
 #
 #   scripts/vm/stock.sh SCENARIO        (scripts/vm/tests/SCENARIO.sh)
 #
-# There, ib_core, ib_cm, rdma_rxe and veth are modules, which the
-# project's own kernel has built in: they are loaded first, by modprobe,
-# from the kernel's own modules (the initramfs laid them over
-# /lib/modules), as an administrator's system would.
+# There, ib_core, ib_cm, rdma_rxe, veth, and the qdisc and filter of the
+# wire faults, are modules, which the project's own kernel has built in:
+# they are loaded first, by modprobe, from the kernel's own modules (the
+# initramfs laid them over /lib/modules), as an administrator's system
+# would.
 set -euo pipefail
 
-modprobe -a veth ib_core ib_cm ib_uverbs rdma_rxe
+modprobe -a veth ib_core ib_cm ib_uverbs rdma_rxe sch_prio cls_u32
 echo "stock kernel $(uname -r): $(lsmod | awk 'NR > 1 { print $1 }' |
 	grep -E '^(ib_|rdma_|veth)' | sort | tr '\n' ' ')"
 exec "$(dirname "$0")/tests/$1.sh"

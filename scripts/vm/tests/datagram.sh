@@ -1,10 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Datagram mode end to end over rxe: ARP and ND, ping and ping6, the
-# largest UD payload, multicast, iperf3, device removal under traffic.
+# largest UD payload, multicast, iperf3, the carrier, a UD QP the provider
+# moved to ERR, device removal under traffic.
 . "$(dirname "$0")/../lib.sh"
 
 fabric_single
+# For the UD QP error below: a root qdisc made before any traffic (making
+# one later would refuse what is sent meanwhile), whose fourth band only
+# takes what a filter sends there.
+tc qdisc replace dev veth1 root handle 1: prio bands 4 \
+	priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1
 load_module
 hosts_up
 
@@ -83,6 +89,38 @@ if ! in0 ping -c 1 -W 10 192.0.2.2; then
 	port_state
 	fail "no ping after the port came back"
 fi
+
+# 6.12's rxe moves a UD QP to ERR when the network stack refuses one of
+# its packets, and then reports every send and receive of it as flushed,
+# with no QP event; the carrier part above does that when host 1 sends
+# while veth1 is down (a run of make check failed so, before the fix).
+# The interface must find its QP in ERR and restart it.  A band that
+# holds nothing (pfifo limit 0) takes rxe1's UD SENDs (UDP 4791, BTH
+# opcode 0x64) for one ping.  (A provider that sends the packet again
+# instead leaves the QP in RTS: the checks hold as well.)
+qpn1=$((0x$(ip -n ns1 -o link show "$IB1" |
+	sed 's|.*link/infiniband ..:\(..\):\(..\):\(..\):.*|\1\2\3|')))
+ud_rts() {
+	rdma res show qp link rxe1/1 | grep -Eq " lqpn $qpn1 .*state RTS"
+}
+ud_rts || fail "precondition: $IB1's UD QP $qpn1 is not in RTS"
+serr=$(rxe_stat rxe1 send_err)
+restarts=$(klog_count "$IB1: UD QP in error: restarting it")
+tc qdisc add dev veth1 parent 1:4 handle 14: pfifo limit 0
+tc filter add dev veth1 parent 1: protocol ipv6 prio 1 u32 \
+	match ip6 protocol 17 0xff match u16 4791 0xffff at 42 \
+	match u8 0x64 0xff at 48 flowid 1:4
+in1 ping -c 1 -W 2 192.0.2.1 > /dev/null || true
+tc filter del dev veth1 parent 1: prio 1
+say "UD send refused by the wire: rxe1 send_err $serr -> $(rxe_stat rxe1 send_err)"
+[ "$(rxe_stat rxe1 send_err)" -gt "$serr" ] ||
+	fail "precondition: rxe did not see its UD send refused"
+wait_for 30 "$IB1's UD QP back in RTS, and a ping from it through" sh -c \
+	"rdma res show qp link rxe1/1 | grep -Eq ' lqpn $qpn1 .*state RTS' &&
+	 ip netns exec ns1 ping -c 1 -W 2 192.0.2.1"
+say "$IB1's UD QP restarted $(($(klog_count "$IB1: UD QP in error: restarting it") - restarts)) times"
+in0 ping -c 3 -W 10 192.0.2.2 > /dev/null ||
+	fail "no ping after $IB1's UD QP error"
 
 # Remove rxe1 under traffic: its interface goes, then comes back.
 in1 iperf3 -s -1 > /dev/null 2>&1 &
