@@ -282,10 +282,16 @@ int ipoib_link_new(struct net *link_net, struct net_device *dev,
 		netdev_err(pdev, "a child cannot have children\n");
 		return -EINVAL;
 	}
+	/*
+	 * The link address is the child's UD QPN and the port's GID, made
+	 * once the QP exists: one asked for is ignored, as the in-kernel
+	 * driver does.  systemd-networkd asks for one for every .netdev it
+	 * creates, so refusing it would refuse networkd's children.
+	 */
 	if (tb[IFLA_ADDRESS]) {
-		NL_SET_ERR_MSG(extack,
-			       "The link address is the UD QPN and port GID: it cannot be set");
-		return -EINVAL;
+		netdev_info(pdev, "a child's link address is its UD QPN and the port's GID: the address given for %s is ignored\n",
+			    dev->name);
+		dev->addr_assign_type = NET_ADDR_PERM;
 	}
 
 	pkey = ppriv->pkey;
