@@ -225,6 +225,7 @@ enum ipoib_cm_stat {
 	IPOIB_CM_ST_FALLBACK_TX,	/* packets sent over UD meanwhile */
 	IPOIB_CM_ST_IETF_RETRY,		/* REQs redialled on the RFC's ID */
 	IPOIB_CM_ST_CROSSED,		/* crossing REQs resolved */
+	IPOIB_CM_ST_REJ_CROSSED,	/* REJs taken for crossed REQs */
 	IPOIB_CM_ST_IDLE_REAPED,	/* connections closed for idleness */
 	IPOIB_CM_ST_CLOSED,		/* connections torn down, any reason */
 	IPOIB_CM_ST_COMM_EST,		/* RTS reached before the RTU */

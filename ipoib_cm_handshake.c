@@ -329,7 +329,7 @@ static int ipoib_cm_req_handler(struct ib_cm_id *id,
 {
 	struct ipoib_priv *priv = id->context;
 	const struct ib_cm_req_event_param *req = &ev->param.req_rcvd;
-	enum ib_cm_rej_reason reason = IB_CM_REJ_CONSUMER_DEFINED;
+	enum ib_cm_rej_reason reason;
 	struct ipoib_cm_conn *conn, *mine = NULL;
 	u8 pdata[IPOIB_CM_PDATA_LEN];
 	struct ipoib_cm_pdata pd;
@@ -351,8 +351,8 @@ static int ipoib_cm_req_handler(struct ib_cm_id *id,
 				     ret ? "private data too short" :
 				     "not an RC QP");
 		ipoib_cm_count(priv, IPOIB_CM_ST_BAD_REQ, 1);
-		if (ret == -ERANGE)
-			reason = IB_CM_REJ_INVALID_MTU;
+		reason = ret ? ipoib_cm_pdata_reject(ret) :
+			 IB_CM_REJ_INVALID_TRANSPORT_TYPE;
 		goto reject;
 	}
 	if (!ipoib_cm_req_pkey_ok(priv, req)) {
@@ -390,10 +390,12 @@ static int ipoib_cm_req_handler(struct ib_cm_id *id,
 	if (priv->cm.stopping || ipoib_cm_req_loses(priv, conn, &mine)) {
 		crossed = !priv->cm.stopping;
 		spin_unlock_bh(&priv->cm.lock);
-		if (crossed)
+		if (crossed) {
 			ipoib_cm_count(priv, IPOIB_CM_ST_CROSSED, 1);
-		else
+			reason = IB_CM_REJ_CONSUMER_DEFINED;
+		} else {
 			reason = IB_CM_REJ_NO_RESOURCES;
+		}
 		priv->cm.ops->release(conn);
 		kfree(conn);
 		goto reject;
@@ -457,7 +459,7 @@ fail:
 		conn->id = NULL;
 	ipoib_cm_event_locked(conn, IPOIB_CM_EV_ERROR);
 	spin_unlock_bh(&priv->cm.lock);
-	ib_send_cm_rej(id, IB_CM_REJ_CONSUMER_DEFINED, NULL, 0, pdata,
+	ib_send_cm_rej(id, IB_CM_REJ_NO_RESOURCES, NULL, 0, pdata,
 		       sizeof(pdata));
 	ipoib_cm_count(priv, IPOIB_CM_ST_REQ_REJECTED, 1);
 	return own_id ? -EINVAL : 0;
@@ -517,6 +519,7 @@ static int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn,
 				const struct ib_cm_event *event)
 {
 	struct ipoib_priv *priv = conn->priv;
+	enum ib_cm_rej_reason reason;
 	u8 pdata[IPOIB_CM_PDATA_LEN];
 	struct ipoib_cm_pdata pd;
 	int ret;
@@ -530,6 +533,7 @@ static int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn,
 				     ret == -ERANGE ?
 				     "receive MTU out of range" :
 				     "private data too short");
+		reason = ipoib_cm_pdata_reject(ret);
 		goto malformed;
 	}
 	/*
@@ -542,6 +546,7 @@ static int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn,
 		net_warn_ratelimited("%s: REP from %pI6 names UD QPN 0x%06x, we dialled 0x%06x: rejected\n",
 				     priv->netdev->name, conn->gid.raw,
 				     pd.qpn, conn->qpn);
+		reason = IB_CM_REJ_UNSUPPORTED;
 		goto malformed;
 	}
 	conn->mtu = ipoib_cm_conn_mtu(priv->cm.rx_mtu, pd.rx_mtu);
@@ -549,8 +554,10 @@ static int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn,
 	ret = ipoib_cm_modify(conn, id, IB_QPS_RTR);
 	if (!ret)
 		ret = ipoib_cm_modify(conn, id, IB_QPS_RTS);
-	if (ret)
+	if (ret) {
+		reason = IB_CM_REJ_NO_RESOURCES;
 		goto reject;
+	}
 
 	ib_send_cm_rtu(id, NULL, 0);
 	ipoib_cm_id_event(conn, id, IPOIB_CM_EV_REP);
@@ -559,8 +566,7 @@ static int ipoib_cm_rep_handler(struct ipoib_cm_conn *conn,
 malformed:
 	ipoib_cm_count(priv, IPOIB_CM_ST_BAD_REP, 1);
 reject:
-	ib_send_cm_rej(id, IB_CM_REJ_CONSUMER_DEFINED, NULL, 0, pdata,
-		       sizeof(pdata));
+	ib_send_cm_rej(id, reason, NULL, 0, pdata, sizeof(pdata));
 	ipoib_cm_event(conn, IPOIB_CM_EV_REJ);
 	return 0;
 }
@@ -615,10 +621,11 @@ void ipoib_cm_cross_work(struct work_struct *work)
  *
  * A peer that does not know the Service ID Linux uses is dialled again
  * on RFC 4755's own.  With the bidirectional option, a Consumer Reject
- * from a peer whose address is larger is RFC 4755 3.3 at work: our REQs
- * crossed, the larger address rejects, and the peer's own REQ, already
- * on its way, brings the connection.  Ours keeps its packets until that
- * REQ arrives (ipoib_cm_req_handler() then yields it), or gives up.
+ * naming the QPN we dialled, from a peer whose address is larger, is
+ * RFC 4755 3.3 at work (ipoib_cm_rej_crossed()): our REQs crossed, the
+ * larger address rejects, and the peer's own REQ, already on its way,
+ * brings the connection.  Ours keeps its packets until that REQ arrives
+ * (ipoib_cm_req_handler() then yields it), or gives up.
  */
 static void ipoib_cm_rej_handler(struct ipoib_cm_conn *conn,
 				 struct ib_cm_id *id,
@@ -647,8 +654,10 @@ static void ipoib_cm_rej_handler(struct ipoib_cm_conn *conn,
 			return;
 	}
 	if (conn->active && ipoib_cm_bidirectional &&
-	    reason == IB_CM_REJ_CONSUMER_DEFINED &&
+	    ipoib_cm_rej_crossed(reason, event->private_data,
+				 IB_CM_REJ_PRIVATE_DATA_SIZE, conn->qpn) &&
 	    ipoib_hwaddr_cmp(priv->netdev->dev_addr, conn->addr) < 0) {
+		ipoib_cm_count(priv, IPOIB_CM_ST_REJ_CROSSED, 1);
 		queue_delayed_work(priv->cm.wq, &conn->cross_work,
 				   IPOIB_CM_CROSS_WAIT);
 		return;

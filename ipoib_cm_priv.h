@@ -300,6 +300,9 @@ static inline void ipoib_cm_count(struct ipoib_priv *priv,
 void ipoib_cm_pdata_pack(void *buf, const struct ipoib_cm_pdata *pd);
 int ipoib_cm_pdata_unpack(const void *buf, size_t len,
 			  struct ipoib_cm_pdata *pd);
+enum ib_cm_rej_reason ipoib_cm_pdata_reject(int err);
+bool ipoib_cm_rej_crossed(int reason, const void *buf, size_t len,
+			  u32 dialled);
 __be64 ipoib_cm_service_id(u64 base, u32 qpn);
 int ipoib_cm_service_id_qpn(__be64 sid, u32 *qpn);
 u32 ipoib_cm_conn_mtu(u32 local_rx_mtu, u32 peer_rx_mtu);

@@ -53,6 +53,41 @@ int ipoib_cm_pdata_unpack(const void *buf, size_t len,
 }
 
 /**
+ * ipoib_cm_pdata_reject - the REJ reason for private data that is refused
+ * @err: what ipoib_cm_pdata_unpack() returned
+ *
+ * A receive MTU out of range is "invalid MTU", anything else
+ * "unsupported".  Consumer Reject is not used: it means crossed REQs
+ * (see ipoib_cm_rej_crossed()).
+ */
+enum ib_cm_rej_reason ipoib_cm_pdata_reject(int err)
+{
+	return err == -ERANGE ? IB_CM_REJ_INVALID_MTU : IB_CM_REJ_UNSUPPORTED;
+}
+
+/**
+ * ipoib_cm_rej_crossed - whether a REJ of our REQ says the REQs crossed
+ * @reason: the REJ's reason
+ * @buf: its private data (may be NULL)
+ * @len: the private data's length
+ * @dialled: the UD QPN we dialled
+ *
+ * RFC 4755 section 3.3: of two crossing REQs, the peer with the larger
+ * address refuses the other's with a Consumer Reject, and every REJ
+ * carries its sender's UD QPN.  Only that reason with private data naming
+ * the QPN we dialled is taken for a crossing; ipoib_cm sends Consumer
+ * Reject for nothing else.  The caller compares the addresses.
+ */
+bool ipoib_cm_rej_crossed(int reason, const void *buf, size_t len,
+			  u32 dialled)
+{
+	struct ipoib_cm_pdata pd;
+
+	return reason == IB_CM_REJ_CONSUMER_DEFINED &&
+	       !ipoib_cm_pdata_unpack(buf, len, &pd) && pd.qpn == dialled;
+}
+
+/**
  * ipoib_cm_service_id - the Service ID of a peer's listener
  * @base: IPOIB_CM_SID_OFED (what Linux, FreeBSD and WinOFED use) or
  *	  IPOIB_CM_SID_IETF (RFC 4755 section 3.5)

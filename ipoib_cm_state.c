@@ -170,6 +170,7 @@ const char *const ipoib_cm_stat_names[IPOIB_CM_ST_MAX] = {
 	[IPOIB_CM_ST_FALLBACK_TX]	= "fallback_tx_packets",
 	[IPOIB_CM_ST_IETF_RETRY]	= "ietf_sid_retries",
 	[IPOIB_CM_ST_CROSSED]		= "req_crossed",
+	[IPOIB_CM_ST_REJ_CROSSED]	= "rej_crossed",
 	[IPOIB_CM_ST_IDLE_REAPED]	= "conn_idle_reaped",
 	[IPOIB_CM_ST_CLOSED]		= "conn_closed",
 	[IPOIB_CM_ST_COMM_EST]		= "comm_est",

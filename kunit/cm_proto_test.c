@@ -96,6 +96,38 @@ static void pdata_unpack_validates(struct kunit *test)
 	}
 }
 
+/* Consumer Reject is kept for crossed REQs: refusals give their cause. */
+static void pdata_reject_reason(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, ipoib_cm_pdata_reject(-ERANGE),
+			IB_CM_REJ_INVALID_MTU);
+	KUNIT_EXPECT_EQ(test, ipoib_cm_pdata_reject(-EPROTO),
+			IB_CM_REJ_UNSUPPORTED);
+	KUNIT_EXPECT_NE(test, ipoib_cm_pdata_reject(-EPROTO),
+			IB_CM_REJ_CONSUMER_DEFINED);
+}
+
+static void rej_crossed(struct kunit *test)
+{
+	struct ipoib_cm_pdata pd = { .qpn = 0x0f0001, .rx_mtu = 65524 };
+	u8 buf[IB_CM_REJ_PRIVATE_DATA_SIZE] = {};
+	const size_t len = sizeof(buf);
+
+	ipoib_cm_pdata_pack(buf, &pd);
+	KUNIT_EXPECT_TRUE(test, ipoib_cm_rej_crossed(IB_CM_REJ_CONSUMER_DEFINED,
+						     buf, len, 0x0f0001));
+	/* Another reason, another QPN, or no private data: a refusal. */
+	KUNIT_EXPECT_FALSE(test, ipoib_cm_rej_crossed(IB_CM_REJ_NO_RESOURCES,
+						      buf, len, 0x0f0001));
+	KUNIT_EXPECT_FALSE(test, ipoib_cm_rej_crossed(IB_CM_REJ_CONSUMER_DEFINED,
+						      buf, len, 0x0f0002));
+	KUNIT_EXPECT_FALSE(test, ipoib_cm_rej_crossed(IB_CM_REJ_CONSUMER_DEFINED,
+						      NULL, 0, 0x0f0001));
+	memset(buf, 0, sizeof(buf));
+	KUNIT_EXPECT_FALSE(test, ipoib_cm_rej_crossed(IB_CM_REJ_CONSUMER_DEFINED,
+						      buf, len, 0));
+}
+
 static void service_ids(struct kunit *test)
 {
 	u32 qpn = 0;
@@ -143,6 +175,8 @@ static struct kunit_case ipoib_cm_proto_cases[] = {
 	KUNIT_CASE(pdata_roundtrip),
 	KUNIT_CASE(pdata_reserved_ignored),
 	KUNIT_CASE_PARAM(pdata_unpack_validates, pdata_gen_params),
+	KUNIT_CASE(pdata_reject_reason),
+	KUNIT_CASE(rej_crossed),
 	KUNIT_CASE(service_ids),
 	KUNIT_CASE(conn_mtu),
 	{}

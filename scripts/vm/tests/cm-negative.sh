@@ -20,6 +20,11 @@
 #
 # Throughout, the connection between the two real interfaces stays up and
 # an exact transfer crosses it at the end.
+#
+# Last, with cm_bidirectional=1 and the tool as a peer with a larger
+# address: only its Consumer Reject naming the QPN dialled is taken for
+# crossed REQs (rej_crossed), not one without private data or naming
+# another QPN.
 . "$(dirname "$0")/../lib.sh"
 
 CMI=${IPOIB_CM_TOOLDIR:?}/cm_inject/cm_inject.ko
@@ -86,7 +91,7 @@ req "got REJ reason 26 .* $ours\$" sid="$sid0" pd_mtu=1000
 req "got REJ reason 26 .* $ours\$" sid="$sid0" pd_mtu=4294967295
 req "got REJ reason 26 .* $ours\$" sid="$sid0" pd_len=4
 req "got REJ reason 26 .* $ours\$" sid="$sid0" pd_len=0
-req "got REJ reason 28 .* $ours\$" sid="$sid0" qp_type=uc
+req "got REJ reason 9 .* $ours\$" sid="$sid0" qp_type=uc
 say "after bad REQs: $(stats0)"
 [ "$(delta req_malformed "$bad0")" = 6 ] || fail "malformed REQs counted $(delta req_malformed "$bad0") times, not 6"
 [ "$(delta req_rejected "$rej0")" = 6 ] || fail "rejected REQs counted $(delta req_rejected "$rej0") times, not 6"
@@ -155,8 +160,8 @@ badrep0=$(cm_stat rxe0 rep_malformed)
 rejr0=$(cm_stat rxe0 rej_received)
 fb0=$(cm_stat rxe0 fallback_tx_packets)
 f=$((0x0f0001))
-listen 61 $f "got REJ reason 28 .* $ours\$" answer=rep pd_qpn=$f pd_mtu=0
-listen 62 $((f + 1)) "got REJ reason 28 .* $ours\$" answer=rep pd_qpn=$((f + 100))
+listen 61 $f "got REJ reason 26 .* $ours\$" answer=rep pd_qpn=$f pd_mtu=0
+listen 62 $((f + 1)) "got REJ reason 5 .* $ours\$" answer=rep pd_qpn=$((f + 100))
 n=$(($(reqs) - reqs0))
 [ "$n" -ge 2 ] || fail "only $n REQs reached the tool"
 [ "$(delta rep_malformed "$badrep0")" = "$n" ] ||
@@ -186,6 +191,40 @@ n=$(($(reqs) - reqs0))
 # Nothing else changed: the real connection is still there, and exact.
 cm_conns rxe0 | grep -q ' active live ' || fail "the connection $IB0 -> $IB1 is gone"
 tcp_digest_check 8 || fail "an 8 MiB transfer arrived damaged or short"
+unload_checked
+
+# --- Which REJ means crossed REQs (cm_bidirectional=1) ---
+# RFC 4755 3.3: of two crossing REQs, the larger address refuses the other
+# with a Consumer Reject, and every REJ carries its sender's UD QPN.  The
+# tool's made-up QPNs make its address the larger one.  Only a Consumer
+# Reject naming the QPN dialled is taken for a crossing (rej_crossed; the
+# connection then waits for the peer's REQ); one without private data, or
+# naming another QPN, is a refusal like any other.
+load_module cm_bidirectional=1
+hosts_up
+set_mode ns0 "$IB0" connected || fail "connected mode (ns0, bidirectional)"
+read -r qpn0 _ < <(if_addr ns0 "$IB0")
+[ "$qpn0" -lt "$f" ] || fail "precondition: $IB0's UD QPN $qpn0 is not below the tool's"
+rejs_above() {
+	wait_for 20 "$1" sh -c \
+		"[ \$(awk '\$1 == \"rej_received\" {print \$2}' $(cm_debugfs rxe0)/stats) -gt $2 ]"
+}
+crossed0=$(cm_stat rxe0 rej_crossed)
+rejr0=$(cm_stat rxe0 rej_received)
+listen 65 $((f + 4)) "" answer=rej pd_len=0
+rejs_above "the REJ without private data" "$rejr0"
+rejr0=$(cm_stat rxe0 rej_received)
+listen 66 $((f + 5)) "" answer=rej pd_qpn=$((f + 105))
+rejs_above "the REJ naming another QPN" "$rejr0"
+say "REJs without the dialled QPN: $(delta rej_crossed "$crossed0") taken for crossings"
+[ "$(delta rej_crossed "$crossed0")" = 0 ] ||
+	fail "a Consumer Reject without the dialled QPN was taken for crossed REQs"
+rejr0=$(cm_stat rxe0 rej_received)
+listen 67 $((f + 6)) "" answer=rej pd_qpn=$((f + 6))
+rejs_above "the REJ naming the QPN dialled" "$rejr0"
+say "REJ naming the QPN dialled: $(delta rej_crossed "$crossed0") taken for crossings"
+[ "$(delta rej_crossed "$crossed0")" -ge 1 ] ||
+	fail "a Consumer Reject naming the QPN dialled was not taken for crossed REQs"
 rxe_clean rxe0 rxe1
 unload_checked
 say "cm-negative: ok"
