@@ -192,6 +192,7 @@ n=$(($(reqs) - reqs0))
 cm_conns rxe0 | grep -q ' active live ' || fail "the connection $IB0 -> $IB1 is gone"
 tcp_digest_check 8 || fail "an 8 MiB transfer arrived damaged or short"
 unload_checked
+hosts_down
 
 # --- Which REJ means crossed REQs (cm_bidirectional=1) ---
 # RFC 4755 3.3: of two crossing REQs, the larger address refuses the other
