@@ -137,8 +137,9 @@ tcp_digest_check 8 ns0 ns1 2001:db8::2 || fail "an 8 MiB transfer over $IF0 arri
 [ "$(cm_stat rxe0 rc_tx_packets)" -gt "$tx0" ] || fail "nothing went over RC from $IF0"
 cm_conns rxe0 | grep -q ' active live ' || fail "no connection from $IF0"
 in0 ping -6 -c 3 -W 10 2001:db8:1::2 > /dev/null || fail "ping6 $CHILD -> ibc1"
-child_dir=$(ls -d /sys/kernel/debug/ipoib_cm/rxe0-1.* 2>/dev/null | head -n 1)
-[ -n "$child_dir" ] || fail "no debugfs directory of $CHILD"
+# Its debugfs directory: <ibdev>-1.<P_Key>.<its UD QPN> (two children here).
+child_dir=/sys/kernel/debug/ipoib_cm/rxe0-1.ffff.$(echo "$ac" | cut -d: -f2-4 | tr -d :)
+[ -d "$child_dir" ] || fail "no debugfs directory $child_dir of $CHILD"
 [ "$(awk '$1 == "rc_tx_packets" {print $2}' "$child_dir/stats")" -gt 0 ] ||
 	fail "nothing went over RC from $CHILD"
 
