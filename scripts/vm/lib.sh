@@ -483,6 +483,24 @@ wire_undelay() {
 	done
 }
 
+# A packet refused by the network stack (NET_XMIT_DROP), which makes rxe
+# move the sending QP to ERR.  wire_refusing_root DEV, before any traffic
+# (making a root qdisc later would refuse what is sent meanwhile): a root
+# prio qdisc whose fourth band holds nothing (pfifo limit 0) and gets only
+# what a filter sends there.  wire_refuse DEV VALUE MASK: DEV's RoCE
+# packets (UDP 4791) whose BTH opcode matches go there, until wire_clear.
+wire_refusing_root() {
+	tc qdisc replace dev "$1" root handle 1: prio bands 4 \
+		priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1
+	tc qdisc add dev "$1" parent 1:4 handle 14: pfifo limit 0
+}
+
+wire_refuse() {
+	tc filter add dev "$1" parent 1: protocol ipv6 prio 1 u32 \
+		match ip6 protocol 17 0xff match u16 4791 0xffff at 42 \
+		match u8 "$2" "$3" at 48 flowid 1:4
+}
+
 # wire_clear DEV: no filter and no delay left on DEV.  The root qdisc
 # stays: deleting or replacing a device's root qdisc refuses what is sent
 # meanwhile (NET_XMIT_DROP), and a QP whose packet is refused goes to ERR.

@@ -8,11 +8,8 @@
 . "$(dirname "$0")/../lib.sh"
 
 fabric_single
-# For the QP error below: a root qdisc made before any traffic (making one
-# later would refuse what is sent meanwhile), whose fourth band only takes
-# what a filter sends there.
-tc qdisc replace dev veth0 root handle 1: prio bands 4 \
-	priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1
+# For the QP error below.
+wire_refusing_root veth0
 load_module
 hosts_up
 
@@ -72,14 +69,9 @@ srq_check rxe1 srq || fail "an RC QP of $IB1 is not on its SRQ"
 qpn=$(conn_col rxe0 active live 5)
 up=$(cm_stat rxe0 conn_active_up)
 serr=$(rxe_stat rxe0 send_err)
-tc qdisc add dev veth0 parent 1:4 handle 14: pfifo limit 0
-tc filter add dev veth0 parent 1: protocol ipv6 prio 1 u32 \
-	match ip6 protocol 17 0xff match u16 4791 0xffff at 42 \
-	match u8 0x00 0xf8 at 48 flowid 1:4
+wire_refuse veth0 0x00 0xf8
 in0 ping -c 1 -W 2 192.0.2.2 > /dev/null || true
-# Only the filter goes: removing the root qdisc while packets flow would
-# refuse them too, and rxe would move more QPs to ERR.
-tc filter del dev veth0 parent 1: prio 1
+wire_clear veth0
 say "RC send refused by the wire: rxe0 send_err $serr -> $(rxe_stat rxe0 send_err)"
 [ "$(rxe_stat rxe0 send_err)" -gt "$serr" ] ||
 	fail "precondition: rxe did not see its RC send refused"

@@ -6,11 +6,8 @@
 . "$(dirname "$0")/../lib.sh"
 
 fabric_single
-# For the UD QP error below: a root qdisc made before any traffic (making
-# one later would refuse what is sent meanwhile), whose fourth band only
-# takes what a filter sends there.
-tc qdisc replace dev veth1 root handle 1: prio bands 4 \
-	priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1
+# For the UD QP error below.
+wire_refusing_root veth1
 load_module
 hosts_up
 
@@ -106,12 +103,9 @@ ud_rts() {
 ud_rts || fail "precondition: $IB1's UD QP $qpn1 is not in RTS"
 serr=$(rxe_stat rxe1 send_err)
 restarts=$(klog_count "$IB1: UD QP in error: restarting it")
-tc qdisc add dev veth1 parent 1:4 handle 14: pfifo limit 0
-tc filter add dev veth1 parent 1: protocol ipv6 prio 1 u32 \
-	match ip6 protocol 17 0xff match u16 4791 0xffff at 42 \
-	match u8 0x64 0xff at 48 flowid 1:4
+wire_refuse veth1 0x64 0xff
 in1 ping -c 1 -W 2 192.0.2.1 > /dev/null || true
-tc filter del dev veth1 parent 1: prio 1
+wire_clear veth1
 say "UD send refused by the wire: rxe1 send_err $serr -> $(rxe_stat rxe1 send_err)"
 [ "$(rxe_stat rxe1 send_err)" -gt "$serr" ] ||
 	fail "precondition: rxe did not see its UD send refused"
