@@ -1,11 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Connected mode torn down under iperf3 in both directions: a mode switch,
-# ifdown/ifup, removal of the RDMA device, rmmod; once with the shared
-# receive queue and once without (no-SRQ: every QP's own receive buffers
-# are in flight when it goes).  Closing the connections takes at most 10 s
-# each time, and nothing is left behind (kmemleak and the kernel log are
-# checked by the runner).
+# Connected mode torn down under iperf3 in both directions: a mode switch
+# (once more with receive completions held back), ifdown/ifup, removal of
+# the RDMA device, rmmod; once with the shared receive queue and once
+# without (no-SRQ: every QP's own receive buffers are in flight when it
+# goes).  Closing the connections takes at most 10 s each time, and
+# nothing is left behind (kmemleak and the kernel log are checked by the
+# runner).
 . "$(dirname "$0")/../lib.sh"
 
 # Run a teardown command under traffic.  The kernel reports how long
@@ -66,6 +67,107 @@ connect_both() {
 	in0 ping -c 1 -W 10 192.0.2.2 > /dev/null || fail "no ping in connected mode"
 }
 
+# A mode switch while receive completions wait, unpolled, in the receive
+# CQ.  They are held from outside the driver: the interface's NAPI is made
+# to run in kernel threads (sysfs "threaded"), those threads are pinned to
+# CPU 1, and a SCHED_FIFO busy loop there (RT throttling off) keeps them
+# from running for about a second.  Teardown must not destroy a QP while
+# completions of it can still be polled: SRQ waits for Last WQE Reached
+# and a drain marker, no-SRQ for every receive to come back.  Destroying
+# first leaves the NAPI a completion of a freed QP (KASAN) or a ring with
+# receives still out ("receives never completed"); the runner's log check
+# fails either.  The threads are made SCHED_FIFO below the loop: a
+# fair-class thread would still get the share 6.12's fair server reserves.
+held_switch() {
+	local p pids hog rt wqmask rx rv rx2 rv2 lines sm ms us uc end f
+
+	[ "$(nproc --all)" -ge 2 ] || fail "holding completions needs a second CPU"
+	# UDP over RC into $IB0: unlike TCP, it goes on when nothing is
+	# delivered; slow enough (about 16 messages a second) that the
+	# receive queue (256) is not empty before the checks below, each of
+	# which takes a second or more on an emulated CPU.
+	in0 iperf3 -s -p 5202 > /dev/null 2>&1 &
+	us=$!
+	wait_listening ns0 5202
+	rx=$(cm_stat rxe0 rc_rx_bytes)
+	in1 iperf3 -u -c 192.0.2.1 -p 5202 -b 1M -l 8000 -t 300 \
+		> /dev/null 2>&1 &
+	uc=$!
+	wait_for 30 "UDP over RC into $IB0" sh -c \
+		"[ \$(awk '\$1 == \"rc_rx_bytes\" {print \$2}' $(cm_debugfs rxe0)/stats) -gt $((rx + 200000)) ]"
+
+	ns_sysfs ns0 "echo 1 > $IB0/threaded"
+	pids=$(pgrep "^napi/$IB0-" || true)
+	[ -n "$pids" ] || fail "no NAPI threads for $IB0"
+	for p in $pids; do
+		taskset -p -c 1 "$p" > /dev/null
+		chrt -f -p 1 "$p"
+	done
+	# This shell, the traffic and every unbound kernel worker (rxe's
+	# among them) stay off the held CPU.
+	taskset -p -c 0 $$ > /dev/null
+	for p in $(pgrep -x iperf3); do
+		taskset -a -p -c 0 "$p" > /dev/null
+	done
+	wqmask=$(cat /sys/devices/virtual/workqueue/cpumask)
+	echo 1 > /sys/devices/virtual/workqueue/cpumask
+	# Work already running on CPU 1 (an rxe QP's task, say) ends first:
+	# held there, it would stop the traffic, not just the NAPI.
+	sleep 1
+	rt=$(cat /proc/sys/kernel/sched_rt_runtime_us)
+	echo -1 > /proc/sys/kernel/sched_rt_runtime_us
+	taskset -c 1 chrt -f 10 sh -c 'while :; do :; done' &
+	hog=$!
+	sleep 0.2
+	rx=$(cm_stat rxe0 rc_rx_bytes)
+	rv=$(rxe_stat rxe0 rdma_recvs)
+	end=$((SECONDS + 5))
+	rv2=$rv
+	while [ "$rv2" -lt $((rv + 10)) ] && [ $SECONDS -lt $end ]; do
+		sleep 0.2
+		rv2=$(rxe_stat rxe0 rdma_recvs)
+	done
+	rx2=$(cm_stat rxe0 rc_rx_bytes)
+	# Precondition: rxe0 completed receives, the driver polled none.
+	say "held: rc_rx_bytes $rx -> $rx2, rxe0 rdma_recvs $rv -> $rv2"
+	if [ "$rx2" != "$rx" ] || [ "$rv2" -lt $((rv + 10)) ]; then
+		kill "$hog"
+		rdma statistic show link rxe0/1
+		rdma statistic show link rxe1/1
+		fail "receive completions were not held"
+	fi
+	lines=$(dmesg | wc -l)
+	set_mode ns0 "$IB0" datagram &
+	sm=$!
+	# Precondition: the teardown began while they were held.  Polled
+	# with builtins only: the reaper's drain gives up after 5 s.
+	f=$(cm_debugfs rxe0)/connections
+	end=$((SECONDS + 20))
+	while [[ "$(< "$f")" == *" live "* ]]; do
+		if [ $SECONDS -ge $end ]; then
+			kill "$hog"
+			fail "the mode switch did not begin closing connections"
+		fi
+	done
+	kill "$hog"
+	wait "$hog" 2>/dev/null || true
+	echo "$rt" > /proc/sys/kernel/sched_rt_runtime_us
+	echo "$wqmask" > /sys/devices/virtual/workqueue/cpumask
+	wait "$sm" || fail "mode switch with completions held failed"
+	taskset -p -c 0-$(($(nproc --all) - 1)) $$ > /dev/null
+	for p in $pids; do
+		chrt -o -p 0 "$p"
+	done
+	ns_sysfs ns0 "echo 0 > $IB0/threaded"
+	kill "$uc" "$us" 2>/dev/null || true
+	wait "$uc" "$us" 2>/dev/null || true
+	wait_for 30 "connected mode stopped" sh -c \
+		"dmesg | tail -n +$((lines + 1)) | grep -q 'connected mode stopped'"
+	ms=$(dmesg | tail -n +$((lines + 1)) |
+	     sed -n 's/.*connected mode stopped: .* in \([0-9]*\) ms/\1/p')
+	say "mode switch with receive completions held: connections closed in $ms ms"
+}
+
 # round SRQ: the four teardowns with cm_srq=SRQ.
 round() {
 	local srq=$1
@@ -85,6 +187,10 @@ round() {
 	within_10s "mode switch to datagram under traffic" set_mode ns0 "$IB0" datagram
 	traffic_stop
 	[ "$(cm_conns rxe0 | wc -l)" = 0 ] || fail "connections left after the switch"
+	connect_both
+
+	held_switch
+	[ "$(cm_conns rxe0 | wc -l)" = 0 ] || fail "connections left after the held switch"
 	connect_both
 
 	traffic_start
