@@ -7,6 +7,7 @@
 # goes).  Closing the connections takes at most 10 s each time, and
 # nothing is left behind (kmemleak and the kernel log are checked by the
 # runner).
+# vm-timeout: 1500
 . "$(dirname "$0")/../lib.sh"
 
 # Run a teardown command under traffic.  The kernel reports how long
@@ -54,8 +55,10 @@ traffic_start() {
 	sleep 2
 }
 
+# $CPID and $SPID are the subshells of in0/in1: iperf3 itself is their
+# child, and would go on running.
 traffic_stop() {
-	kill "$CPID" "$SPID" 2>/dev/null || true
+	pkill -x iperf3 || true
 	wait "$CPID" "$SPID" 2>/dev/null || true
 }
 
@@ -82,6 +85,8 @@ held_switch() {
 	local p pids hog rt wqmask rx rv rx2 rv2 lines sm ms us uc end f
 
 	[ "$(nproc --all)" -ge 2 ] || fail "holding completions needs a second CPU"
+	# Only this flow: a faster one would empty the receive queue.
+	! pgrep -x iperf3 > /dev/null || fail "iperf3 still running"
 	# UDP over RC into $IB0: unlike TCP, it goes on when nothing is
 	# delivered; slow enough (about 16 messages a second) that the
 	# receive queue (256) is not empty before the checks below, each of
@@ -159,7 +164,7 @@ held_switch() {
 		chrt -o -p 0 "$p"
 	done
 	ns_sysfs ns0 "echo 0 > $IB0/threaded"
-	kill "$uc" "$us" 2>/dev/null || true
+	pkill -x iperf3 || true
 	wait "$uc" "$us" 2>/dev/null || true
 	wait_for 30 "connected mode stopped" sh -c \
 		"dmesg | tail -n +$((lines + 1)) | grep -q 'connected mode stopped'"
