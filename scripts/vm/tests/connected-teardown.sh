@@ -74,7 +74,7 @@ connect_both() {
 # CQ.  They are held from outside the driver: the interface's NAPI is made
 # to run in kernel threads (sysfs "threaded"), those threads are pinned to
 # CPU 1, and a SCHED_FIFO busy loop there (RT throttling off) keeps them
-# from running for about a second.  Teardown must not destroy a QP while
+# from running until the teardown has begun (a few seconds).  Teardown must not destroy a QP while
 # completions of it can still be polled: SRQ waits for Last WQE Reached
 # and a drain marker, no-SRQ for every receive to come back.  Destroying
 # first leaves the NAPI a completion of a freed QP (KASAN) or a ring with
@@ -173,7 +173,7 @@ held_switch() {
 	say "mode switch with receive completions held: connections closed in $ms ms"
 }
 
-# round SRQ: the four teardowns with cm_srq=SRQ.
+# round SRQ: the five teardowns with cm_srq=SRQ.
 round() {
 	local srq=$1
 
