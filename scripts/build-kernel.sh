@@ -62,7 +62,7 @@ rm -rf "$out.tmp"
 # A new key starts from a copy of the newest finished build of the same
 # version and flavour: only a directory holding .done is a seed.
 if [ ! -d "$out" ]; then
-	seed=$(ls -td "$CACHE/kernels/$name"-*/.done 2>/dev/null | head -n1) || true
+	seed=$(ls -td "$CACHE/kernels/$name"-*/.done 2>/dev/null | sed -n 1p) || true
 	seed=${seed%/.done}
 	if [ -n "$seed" ] && [ -d "$seed" ]; then
 		log "seeding $name-$key from $(basename "$seed")"

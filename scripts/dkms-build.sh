@@ -41,7 +41,7 @@ if ! dkms build -m "$name" -v "$version" -k "$kver" \
 	exit 1
 fi
 dkms status -m "$name" -v "$version" "${opts[@]}"
-ko=$(find "$tmp/dkms/$name/$version/$kver" -name "$name.ko*" | head -n1)
+ko=$(find "$tmp/dkms/$name/$version/$kver" -name "$name.ko*" | sed -n 1p)
 [ -n "$ko" ] || die "dkms build made no $name.ko for $kver"
 case $ko in
 *.xz) xz -dc "$ko" > "$tmp/$name.ko" ;;

@@ -21,7 +21,7 @@ packages=(
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
-		grep -q 'install ok installed' || missing+=("$p")
+		grep 'install ok installed' > /dev/null || missing+=("$p")
 done
 [ ${#missing[@]} = 0 ] && exit 0
 

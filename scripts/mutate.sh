@@ -33,7 +33,7 @@ status=0
 : > "$OUT/results"
 for name in "${names[@]}"; do
 	patch=$TOPDIR/scripts/mutations/$name.patch
-	test=$(sed -n 's/^Test: *//p' "$patch" | head -n 1)
+	test=$(sed -n 's/^Test: *//p' "$patch" | sed -n 1p)
 	tree=$OUT/$name
 	result=
 	git worktree remove --force "$tree" 2>/dev/null
@@ -50,7 +50,7 @@ for name in "${names[@]}"; do
 	else
 		# The scenario's own timeout, as the test command gives it.
 		secs=$(sed -n 's/^# vm-timeout: *\([0-9]*\)$/\1/p' \
-			"scripts/vm/tests/$test.sh" | head -n 1)
+			"scripts/vm/tests/$test.sh" | sed -n 1p)
 		if (cd "$tree" && bash scripts/vm-run.sh -k "$k612" \
 			-o "$OUT/$name.vm" -t "${secs:-900}" \
 			-e IPOIB_CM_MODDIR="$tree/build/6.12" \
@@ -61,7 +61,7 @@ for name in "${names[@]}"; do
 		else
 			result="caught by vm/$test: $(grep -ahE 'FAIL|kernel log finding' \
 				"$OUT/$name.vm/console.log" "$OUT/$name.log" |
-				head -n 1 | cut -c1-160)"
+				sed -n 1p | cut -c1-160)"
 		fi
 	fi
 	case $result in caught*) ;; *) status=1 ;; esac

@@ -61,14 +61,14 @@ meta=${IPOIB_CM_STOCK_VERSION:-$(apt_newest linux-image-amd64 "$suites")}
 # linux-image-amd64 depends on "linux-image-<release> (= <version>)".
 dep=$(apt_cache_private show "linux-image-amd64=$meta" |
 	sed -n 's/^Depends: \(linux-image-[^ ,]*\) (= \([^)]*\)).*/\1 \2/p' |
-	head -n1)
+	sed -n 1p)
 [ -n "$dep" ] || die "linux-image-amd64 $meta names no linux-image-<release> (= version)"
 read -r image version <<< "$dep"
 release=${image#linux-image-}
 headers=linux-headers-$release
 common=linux-headers-${release%-*}-common
 kbuild=$(apt_cache_private show "$headers=$version" |
-	sed -n 's/^Depends: .*\(linux-kbuild-[0-9.]*\).*/\1/p' | head -n1)
+	sed -n 's/^Depends: .*\(linux-kbuild-[0-9.]*\).*/\1/p' | sed -n 1p)
 [ -n "$kbuild" ] || die "$headers $version depends on no linux-kbuild-*"
 busybox_version=$(apt_newest busybox-static "$suites")
 

@@ -81,7 +81,7 @@ run_test() {
 
 finish() {
 	report "$RESULTS"
-	sort -t: -k2 -rn "$LOGDIR/durations" 2>/dev/null | head -n 8 |
+	sort -t: -k2 -rn "$LOGDIR/durations" 2>/dev/null | sed -n 1,8p |
 		sed 's/^/     slowest: /'
 	echo "test time: $((SECONDS - start)) s"
 	echo "$passed passed, $failed failed"
@@ -161,7 +161,7 @@ vm() {
 	shift
 	# A scenario may ask for more than the runner's 900 s: a line
 	# "# vm-timeout: SECONDS" in its header.
-	secs=$(sed -n 's/^# vm-timeout: *\([0-9]*\)$/\1/p' "$1" 2>/dev/null | head -n 1)
+	secs=$(sed -n 's/^# vm-timeout: *\([0-9]*\)$/\1/p' "$1" 2>/dev/null | sed -n 1p)
 	bash scripts/vm-run.sh -k "$k612" -o "$out" -t "${secs:-900}" \
 		-e IPOIB_CM_MODDIR="$BUILD/6.12" \
 		-e IPOIB_CM_TOOLDIR="$BUILD/tools" -e IPOIB_CM_KDIR="$k612" -- "$@"

@@ -9,6 +9,13 @@ set -euo pipefail
 MODDIR=${IPOIB_CM_MODDIR:?IPOIB_CM_MODDIR is not set}
 VMOUT=/tmp/vmout
 
+# Use "producer | matches PATTERN", never "| grep -q", under pipefail:
+# grep -q exits at its first match, a producer still writing then dies of
+# SIGPIPE and the pipeline fails although the line was there (seen as a
+# false "no neighbour entry": iproute2 flushes after every entry).  The
+# same goes for "| head": take lines with "sed -n".
+matches() { grep "$@" > /dev/null; }
+
 say() { echo "[$(cut -d' ' -f1 /proc/uptime)] $*"; }
 fail() { say "FAIL: $*"; exit 1; }
 
@@ -25,7 +32,7 @@ wait_for() {
 }
 
 rxe_active() {
-	rdma link show "$1/1" | grep -q 'state ACTIVE'
+	rdma link show "$1/1" | matches 'state ACTIVE'
 }
 
 # Single-VM fabric: veth0 <-> veth1 (MTU 9000, so rxe uses IB MTU 4096),
@@ -104,7 +111,7 @@ ipoib_if_of() {
 	for d in /sys/class/net/*; do
 		[ -e "$d/mode" ] || continue
 		if ethtool -i "${d##*/}" 2>/dev/null |
-		   grep -qx "bus-info: $rdev"; then
+		   matches -x "bus-info: $rdev"; then
 			echo "${d##*/}"
 			return 0
 		fi
@@ -277,7 +284,7 @@ fabric_bridge() {
 }
 
 carrier_up() {
-	ip -n "$1" -o link show "$2" | grep -q 'LOWER_UP'
+	ip -n "$1" -o link show "$2" | matches 'LOWER_UP'
 }
 
 carrier_down() {
@@ -426,7 +433,7 @@ pair_host_up() {
 }
 
 carrier_up_here() {
-	ip -o link show "$1" | grep -q 'LOWER_UP'
+	ip -o link show "$1" | matches 'LOWER_UP'
 }
 
 # Faults on the wire.  rxe sends RoCEv2 over IPv6 (GID index 0): a CM MAD
@@ -441,7 +448,7 @@ carrier_up_here() {
 # for QP1 that ends every later MAD of the device.)  The root qdisc is
 # made once, before traffic (wire_root), and never removed.
 wire_root() {
-	tc qdisc show dev "$1" root | grep -q 'prio 1:' ||
+	tc qdisc show dev "$1" root | matches 'prio 1:' ||
 		tc qdisc replace dev "$1" root handle 1: prio
 }
 
@@ -459,7 +466,7 @@ cm_drop() {
 # How many packets the cm_drop filter on DEV dropped.
 cm_dropped() {
 	tc -s filter show dev "$1" parent 1: |
-		sed -n 's/.*Sent [0-9]* bytes \([0-9]*\) pkt.*/\1/p' | head -n1
+		sed -n 's/.*Sent [0-9]* bytes \([0-9]*\) pkt.*/\1/p' | sed -n 1p
 }
 
 # wire_delay DEV MS: everything else DEV sends waits MS milliseconds;
@@ -525,7 +532,7 @@ cm_retries() {
 # An rxe counter (rdma statistic): rxe_stat RDMADEV NAME.
 rxe_stat() {
 	rdma statistic show link "$1/1" |
-		tr ' ' '\n' | awk -v n="$2" 'found { print; exit } $0 == n { found = 1 }'
+		tr ' ' '\n' | awk -v n="$2" 'found == 1 { print; found = 2 } $0 == n && !found { found = 1 }'
 }
 
 # Every RC queue pair found retransmission exhausted and RNR exhaustion

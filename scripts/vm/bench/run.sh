@@ -137,7 +137,7 @@ profile() {
 		--percent-limit 0.5 -g none 2>/dev/null | grep -v '^$' > "$out" || true
 	perf report -i /tmp/perf.data --stdio --no-children --sort dso \
 		-g none 2>/dev/null | grep -v '^$' >> "$out" || true
-	grep -v '^#' "$out" | head -n 25
+	grep -v '^#' "$out" | sed -n 1,25p
 }
 
 # The link address of host I's interface.

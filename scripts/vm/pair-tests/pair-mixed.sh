@@ -25,7 +25,7 @@ ping -6 -c 3 -i 0.3 "$PEER6" || fail "IPv6 ping to the peer (datagram)"
 # shows, so neither end keeps sending to the datagram-mode address.
 peer_connected() {
 	ip neigh flush dev "$IB"
-	ping -c 1 -W 2 "$PEER4" && ip neigh show "$PEER4" dev "$IB" | grep -q 'lladdr 80:'
+	ping -c 1 -W 2 "$PEER4" && ip neigh show "$PEER4" dev "$IB" | matches 'lladdr 80:'
 }
 switch_connected() {
 	echo connected > "/sys/class/net/$IB/mode"
@@ -38,7 +38,7 @@ switch_connected() {
 # role 0's RC flag.  Until then role 0 knows role 1 only by its datagram
 # address and cannot dial it; after, role 1 reaches role 0 only over RC.
 peer_dialled() {
-	cm_conns rxe0 | grep -q ' passive live '
+	cm_conns rxe0 | matches ' passive live '
 }
 if [ "$ROLE" = 0 ]; then
 	switch_connected

@@ -67,7 +67,7 @@ ipd() {
 
 # ipd_has NS IF PKEY MODE: ip -d link show reports the link type with them.
 ipd_has() {
-	ipd "$1" "$2" | grep -Eq "ipoib pkey +$3 mode +$4( |$)" ||
+	ipd "$1" "$2" | matches -E "ipoib pkey +$3 mode +$4( |$)" ||
 		fail "ip -d link show $2: no 'ipoib pkey $3 mode $4': $(ipd "$1" "$2")"
 }
 
@@ -120,7 +120,7 @@ ipd_has ns0 "$IB0" 0xffff datagram
 ns_sysfs ns0 "echo 0xffff > $IB0/create_child" || fail "create_child 0xffff"
 C0=$IB0.ffff
 ipd_has ns0 "$C0" 0xffff datagram
-ip -n ns0 link show "$C0" | grep -q "$C0@$IB0:" || fail "$C0 does not name $IB0 as its link"
+ip -n ns0 link show "$C0" | matches "$C0@$IB0:" || fail "$C0 does not name $IB0 as its link"
 [ "$(ns_sysfs ns0 "cat $C0/pkey")" = 0xffff ] || fail "pkey file of $C0"
 [ ! -e "/sys/class/net/$C0" ] || fail "$C0 not in its parent's namespace"
 ns_sysfs ns0 "test ! -e $C0/create_child" || fail "a child has create_child"
@@ -162,7 +162,7 @@ say "children up: $C0 in ns2, $A in ns3, $B in ns4"
 ip netns exec ns2 ping -c 2 -W 10 192.0.2.2 || fail "ping child $C0 -> parent $IB1"
 ip netns exec ns2 ping -c 2 -W 10 192.0.2.5 || fail "ping child $C0 -> child $B"
 ip netns exec ns4 ping -c 2 -W 10 192.0.2.1 || fail "ping child $B -> parent $IB0"
-ip -n ns2 neigh show 192.0.2.5 | grep -q "lladdr $b" ||
+ip -n ns2 neigh show 192.0.2.5 | matches "lladdr $b" ||
 	fail "192.0.2.5 not resolved to $B's address: $(ip -n ns2 neigh show)"
 [ "$(rx_packets ns2 "$C0")" -ge 4 ] || fail "$C0 received nothing"
 [ "$(rx_packets ns4 "$B")" -ge 4 ] || fail "$B received nothing"
@@ -177,7 +177,7 @@ ipd ns2 "$C0"
 [ "$(link_mtu ns2 "$C0")" = 65520 ] || fail "$C0: MTU $(link_mtu ns2 "$C0")"
 ip netns exec ns2 ping -c 3 -i 0.3 -W 10 -M do -s 60000 192.0.2.4 ||
 	fail "ping -s 60000 child $C0 -> child $A (connected)"
-ip -n ns2 neigh show 192.0.2.4 | grep -q 'lladdr 80:' || fail "$A's address has no RC flag"
+ip -n ns2 neigh show 192.0.2.4 | matches 'lladdr 80:' || fail "$A's address has no RC flag"
 dc=$(child_debugfs ns2 "$C0" rxe0 ffff)
 da=$(child_debugfs ns3 "$A" rxe1 ffff)
 cat "$dc/connections" "$da/connections"
@@ -260,9 +260,9 @@ ip -n ns0 link show "$C0" > /dev/null || fail "rxe0's child went with rxe1"
 ls /sys/kernel/debug/ipoib_cm/
 unload_module
 for ns in ns0 ns2 ns5; do
-	! ip -n $ns -d link show | grep -q ipoib || fail "an ipoib interface survived rmmod in $ns"
+	! ip -n $ns -d link show | matches ipoib || fail "an ipoib interface survived rmmod in $ns"
 done
-! ip -d link show | grep -q ipoib || fail "an ipoib interface survived rmmod"
+! ip -d link show | matches ipoib || fail "an ipoib interface survived rmmod"
 [ ! -e /sys/kernel/debug/ipoib_cm ] || fail "debugfs survived rmmod"
 hosts_down
 say "children: ok"

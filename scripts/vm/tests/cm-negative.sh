@@ -37,7 +37,7 @@ hosts_up
 set_mode ns0 "$IB0" connected || fail "connected mode (ns0)"
 set_mode ns1 "$IB1" connected || fail "connected mode (ns1)"
 in0 ping -c 2 -W 10 192.0.2.2 > /dev/null || fail "no traffic before"
-cm_conns rxe0 | grep -q ' active live ' || fail "no connection $IB0 -> $IB1"
+cm_conns rxe0 | matches ' active live ' || fail "no connection $IB0 -> $IB1"
 
 # An interface's UD QPN (decimal) and port GID, from its link address.
 if_addr() {
@@ -53,7 +53,7 @@ say "target $IB0: UD QPN $qpn0x GID $gid0; injector on rxe1, GID $gid1"
 
 # The first "cm_inject: got" line logged after a mark.
 got_mark() { dmesg | grep -c 'cm_inject: got' || true; }
-got_after() { dmesg | grep 'cm_inject: got' | tail -n +$(($1 + 1)) | head -n 1; }
+got_after() { dmesg | grep 'cm_inject: got' | tail -n +$(($1 + 1)) | sed -n 1p; }
 has_got() { [ -n "$(got_after "$1")" ]; }
 
 # inject EXPECT ARGS...: load the tool, wait for what comes back, check it
@@ -144,7 +144,7 @@ listen() {
 	if [ -n "$expect" ]; then
 		wait_for 30 "an answer from $IB0" sh -c \
 			"dmesg | grep 'cm_inject: got' | tail -n +$((mark + 2)) | grep -q ."
-		line=$(dmesg | grep 'cm_inject: got' | tail -n +$((mark + 2)) | head -n 1)
+		line=$(dmesg | grep 'cm_inject: got' | tail -n +$((mark + 2)) | sed -n 1p)
 		say "listen $*: $line"
 		[[ $line =~ $expect ]] || { rmmod cm_inject; fail "listen $*: expected /$expect/"; }
 	fi
@@ -189,7 +189,7 @@ n=$(($(reqs) - reqs0))
 [ "$(delta fallback_tx_packets "$fb0")" -gt 0 ] || fail "nothing sent over UD to the refused peers"
 
 # Nothing else changed: the real connection is still there, and exact.
-cm_conns rxe0 | grep -q ' active live ' || fail "the connection $IB0 -> $IB1 is gone"
+cm_conns rxe0 | matches ' active live ' || fail "the connection $IB0 -> $IB1 is gone"
 tcp_digest_check 8 || fail "an 8 MiB transfer arrived damaged or short"
 unload_checked
 hosts_down

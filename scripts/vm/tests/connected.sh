@@ -32,13 +32,13 @@ ip -n ns0 link set "$IB0" mtu 65521 2>/dev/null && fail "MTU 65521 accepted"
 
 # The peer's link address carries the RC flag now.
 in0 ping -c 1 -W 10 192.0.2.2 || fail "first ping in connected mode"
-in0 ip neigh show 192.0.2.2 dev "$IB0" | grep -q 'lladdr 80:' ||
+in0 ip neigh show 192.0.2.2 dev "$IB0" | matches 'lladdr 80:' ||
 	fail "the peer's address has no RC flag: $(in0 ip neigh show dev "$IB0")"
 in0 ping -c 3 -i 0.3 -M do -s 65000 192.0.2.2 || fail "ping -s 65000"
 in0 ping -6 -c 3 -i 0.3 -s 65000 2001:db8::2 || fail "ping6 -s 65000"
 cat "$(cm_debugfs rxe0)/connections"
-cm_conns rxe0 | grep -q ' active live ' || fail "no live connection opened by $IB0"
-cm_conns rxe1 | grep -q ' passive live ' || fail "no live connection accepted by $IB1"
+cm_conns rxe0 | matches ' active live ' || fail "no live connection opened by $IB0"
+cm_conns rxe1 | matches ' passive live ' || fail "no live connection accepted by $IB1"
 
 rc0=$(cm_stat rxe0 rc_tx_bytes)
 ud0=$(link_stat ns0 "$IB0" tx bytes)

@@ -19,7 +19,7 @@ in0 ping -c 1 -W 10 192.0.2.2 || fail "first IPv4 ping"
 in0 ping -c 3 -i 0.3 192.0.2.2 || fail "IPv4 ping"
 in0 ping -6 -c 1 -W 10 2001:db8::2 || fail "first IPv6 ping"
 in0 ping -6 -c 3 -i 0.3 2001:db8::2 || fail "IPv6 ping"
-in0 ip neigh show dev "$IB0" | grep -q 'lladdr' || fail "no neighbour entry"
+in0 ip neigh show dev "$IB0" | matches 'lladdr' || fail "no neighbour entry"
 
 # Largest UD payload: 4092 - 20 (IPv4) - 8 (ICMP).
 in0 ping -c 2 -M do -s 4064 192.0.2.2 || fail "ping at the largest UD payload"
@@ -98,7 +98,7 @@ fi
 qpn1=$((0x$(ip -n ns1 -o link show "$IB1" |
 	sed 's|.*link/infiniband ..:\(..\):\(..\):\(..\):.*|\1\2\3|')))
 ud_rts() {
-	rdma res show qp link rxe1/1 | grep -Eq " lqpn $qpn1 .*state RTS"
+	rdma res show qp link rxe1/1 | matches -E " lqpn $qpn1 .*state RTS"
 }
 ud_rts || fail "precondition: $IB1's UD QP $qpn1 is not in RTS"
 serr=$(rxe_stat rxe1 send_err)

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 fabric_single
-ibv_devinfo -d rxe0 | grep -q PORT_ACTIVE || fail "ibv_devinfo: rxe0 not active"
+ibv_devinfo -d rxe0 | matches PORT_ACTIVE || fail "ibv_devinfo: rxe0 not active"
 
 load_module
 for dev in rxe0 rxe1; do

@@ -24,7 +24,7 @@ CHILD=ibnd0
 CHILD2=ibnd1
 
 [ -x "$ND" ] || fail "no $ND in the root"
-say "$("$ND" --version | head -n 1)"
+say "$("$ND" --version | sed -n 1p)"
 
 fabric_single
 load_module default_mode=connected
@@ -105,17 +105,17 @@ stop_networkd() {
 }
 trap stop_networkd EXIT
 
-has_addr() { ip -n ns0 -o addr show dev "$1" | grep -qF " $2/"; }
+has_addr() { ip -n ns0 -o addr show dev "$1" | matches -F " $2/"; }
 wait_for 60 "networkd to give $IF0 192.0.2.1" has_addr "$IF0" 192.0.2.1
 wait_for 30 "networkd to give $IF0 2001:db8::1" has_addr "$IF0" 2001:db8::1
 wait_for 30 "networkd to create $CHILD" ip -n ns0 link show "$CHILD"
 wait_for 30 "networkd to give $CHILD 2001:db8:1::1" has_addr "$CHILD" 2001:db8:1::1
 wait_for 30 "$CHILD up" carrier_up ns0 "$CHILD"
-ip -n ns0 -d link show "$CHILD" | grep -Eq "ipoib pkey +0xffff mode +connected( |$)" ||
+ip -n ns0 -d link show "$CHILD" | matches -E "ipoib pkey +0xffff mode +connected( |$)" ||
 	fail "$CHILD is not a connected-mode child of P_Key 0xffff: $(ip -n ns0 -d link show "$CHILD")"
-ip -n ns0 link show "$CHILD" | grep -q "$CHILD@$IF0:" || fail "$CHILD is not a child of $IF0"
+ip -n ns0 link show "$CHILD" | matches "$CHILD@$IF0:" || fail "$CHILD is not a child of $IF0"
 wait_for 30 "networkd to create $CHILD2" ip -n ns0 link show "$CHILD2"
-ip -n ns0 -d link show "$CHILD2" | grep -Eq "ipoib pkey +0xffff mode +datagram( |$)" ||
+ip -n ns0 -d link show "$CHILD2" | matches -E "ipoib pkey +0xffff mode +datagram( |$)" ||
 	fail "$CHILD2 is not a datagram-mode child: $(ip -n ns0 -d link show "$CHILD2")"
 [ "$(get_mode ns0 "$IF0")" = connected ] || fail "$IF0 is not in connected mode (default_mode)"
 # Its own UD QPN and the port's GID, whatever networkd asked for.
@@ -135,7 +135,7 @@ tx0=$(cm_stat rxe0 rc_tx_packets)
 in0 ping -c 3 -W 10 192.0.2.2 > /dev/null || fail "ping $IF0 -> host 1"
 tcp_digest_check 8 ns0 ns1 2001:db8::2 || fail "an 8 MiB transfer over $IF0 arrived damaged or short"
 [ "$(cm_stat rxe0 rc_tx_packets)" -gt "$tx0" ] || fail "nothing went over RC from $IF0"
-cm_conns rxe0 | grep -q ' active live ' || fail "no connection from $IF0"
+cm_conns rxe0 | matches ' active live ' || fail "no connection from $IF0"
 in0 ping -6 -c 3 -W 10 2001:db8:1::2 > /dev/null || fail "ping6 $CHILD -> ibc1"
 # Its debugfs directory: <ibdev>-1.<P_Key>.<its UD QPN> (two children here).
 child_dir=/sys/kernel/debug/ipoib_cm/rxe0-1.ffff.$(echo "$ac" | cut -d: -f2-4 | tr -d :)

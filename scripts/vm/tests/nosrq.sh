@@ -27,8 +27,8 @@ grep -q 'per-QP receives' "$(cm_debugfs rxe0)/connections" || fail "not in no-SR
 in0 ping -c 1 -W 10 192.0.2.2 || fail "first ping 0 -> 1"
 in0 ping -c 3 -i 0.3 -M do -s 65000 192.0.2.2 || fail "ping -s 65000"
 in0 ping -6 -c 3 -i 0.3 -s 65000 2001:db8::2 || fail "ping6 -s 65000"
-cm_conns rxe0 | grep -q ' active live ' || fail "0 -> 1 not over RC"
-cm_conns rxe0 | grep -q ' passive live ' || fail "1 -> 0 not over RC"
+cm_conns rxe0 | matches ' active live ' || fail "0 -> 1 not over RC"
+cm_conns rxe0 | matches ' passive live ' || fail "1 -> 0 not over RC"
 # An accepted QP answers with 16 receives posted and gets the rest of its
 # ring right after the REP: seven packets would have grown it to 30.
 accepted_ring_full() {
