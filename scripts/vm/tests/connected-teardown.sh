@@ -82,7 +82,7 @@ connect_both() {
 # fails either.  The threads are made SCHED_FIFO below the loop: a
 # fair-class thread would still get the share 6.12's fair server reserves.
 held_switch() {
-	local p pids hog rt wqmask rx rv rx2 rv2 lines sm ms us uc end f
+	local p pids hog rt wqmask sirq rx rv rx2 rv2 lines sm ms us uc end f
 
 	[ "$(nproc --all)" -ge 2 ] || fail "holding completions needs a second CPU"
 	# Only this flow: a faster one would empty the receive queue.
@@ -116,6 +116,13 @@ held_switch() {
 	done
 	wqmask=$(cat /sys/devices/virtual/workqueue/cpumask)
 	echo 1 > /sys/devices/virtual/workqueue/cpumask
+	# CPU 1's softirqs must go on: once the kernel has deferred them to
+	# ksoftirqd/1, a thread below the loop would never run them, and
+	# with them would stop the timers rxe retransmits by (seen: the flow
+	# stopped dead, no receive in 12 s) and RCU's grace periods.  So
+	# ksoftirqd/1 runs above the loop.
+	sirq=$(pgrep -x ksoftirqd/1)
+	chrt -f -p 20 "$sirq"
 	# Work already running on CPU 1 (an rxe QP's task, say) ends first:
 	# held there, it would stop the traffic, not just the NAPI.
 	sleep 1
@@ -161,6 +168,7 @@ held_switch() {
 	wait "$hog" 2>/dev/null || true
 	echo "$rt" > /proc/sys/kernel/sched_rt_runtime_us
 	echo "$wqmask" > /sys/devices/virtual/workqueue/cpumask
+	chrt -o -p 0 "$sirq"
 	wait "$sm" || fail "mode switch with completions held failed"
 	taskset -p -c 0-$(($(nproc --all) - 1)) $$ > /dev/null
 	for p in $pids; do
