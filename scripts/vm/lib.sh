@@ -563,7 +563,8 @@ conn_col() {
 # background) for N datagrams and writes their numbers in arrival order to
 # OUT; udp_burst_tx NS ADDR PORT N [FILE REGEX] sends 0 .. N-1, once a line
 # of FILE matches REGEX if they are given, UDP_BURST_GAP seconds apart
-# (default 0).
+# (default 0).  With UDP_BURST_READY=PATH it creates PATH once it is
+# watching FILE: starting an interpreter can take seconds under TCG.
 udp_burst_rx() {
 	ip netns exec "$1" python3 - "$2" "$3" "$4" > "$5" <<'PY' &
 import socket, sys
@@ -594,6 +595,8 @@ def text():
     os.lseek(3, 0, os.SEEK_SET)
     return os.read(3, 1 << 20).decode()
 
+if os.environ.get("UDP_BURST_READY"):
+    open(os.environ["UDP_BURST_READY"], "w").close()
 if sys.argv[4]:
     # Wait (60 s at most) for a line of the file to match.
     end = time.monotonic() + 60

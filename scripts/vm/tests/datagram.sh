@@ -38,6 +38,7 @@ peer_ll=$(ip -n ns1 -6 -o addr show dev "$IB1" scope link |
 out=$(in0 ping -6 -c 2 -W 5 "ff02::1%$IB0" || true)
 grep -q "from $peer_ll" <<< "$out" ||
 	fail "no answer from $peer_ll to ff02::1: $out"
+rm -f /tmp/mcast.ready
 in1 python3 - "$IB1" <<'PY' > /tmp/mcast.out &
 import socket, struct, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -47,10 +48,14 @@ mreq = struct.pack("4s4s", socket.inet_aton("239.1.2.3"),
                    socket.inet_aton("192.0.2.2"))
 s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, mreq)
 s.settimeout(20)
+open("/tmp/mcast.ready", "w").close()
 print(s.recvfrom(100)[0].decode())
 PY
 rpid=$!
-sleep 2
+# The receiver is a member before anything is sent (an interpreter can
+# take seconds to start under TCG); the join itself needs a moment more.
+wait_for 60 "the multicast receiver" test -e /tmp/mcast.ready
+sleep 1
 in0 python3 - <<'PY'
 import socket, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

@@ -65,10 +65,12 @@ rtu_lost() {
 	wait_udp ns0 7100
 	# The sender is ready before the connection exists: it sends the
 	# moment host 1's accepted connection shows in RTR.
-	udp_burst_tx ns1 192.0.2.1 7100 $BURST "$(cm_debugfs rxe1)/connections" \
-		' passive rep-sent ' &
+	rm -f /tmp/burst.ready
+	(export UDP_BURST_READY=/tmp/burst.ready
+	 udp_burst_tx ns1 192.0.2.1 7100 $BURST "$(cm_debugfs rxe1)/connections" \
+		' passive rep-sent ') &
 	local btx=$!
-	sleep 1
+	wait_for 60 "the burst's sender watching" test -e /tmp/burst.ready
 	in0 ping -c 1 -W 30 192.0.2.2 > /tmp/ping.out &
 	local ppid=$!
 	wait $btx || { cm_dump; fail "the burst was not sent"; }
@@ -174,14 +176,22 @@ wire_delay veth0 1000
 wire_delay veth1 1000
 # Both senders start first and fire together when /tmp/go says so (a
 # process start takes longer than that second under TCG): y's stream,
-# and one datagram from x that dials x's REQ.
+# and one datagram from x that dials x's REQ.  Each says when it is
+# watching; "go" waits for both (a fixed wait once let x start over a
+# second late, after y's REQ had landed: nothing crossed).
 : > /tmp/go
-(export UDP_BURST_GAP=0.02
+rm -f /tmp/ready.x /tmp/ready.y
+(export UDP_BURST_GAP=0.02 UDP_BURST_READY=/tmp/ready.y
  udp_burst_tx ns$y 192.0.2.$((x + 1)) 7101 $CROSS_BURST /tmp/go '^go') &
 local btx=$!
-udp_burst_tx ns$x 192.0.2.$((y + 1)) 7102 1 /tmp/go '^go' &
+(export UDP_BURST_READY=/tmp/ready.x
+ udp_burst_tx ns$x 192.0.2.$((y + 1)) 7102 1 /tmp/go '^go') &
 local px=$!
-sleep 3
+# The CM's counters outlive the module: count from here.
+local req0 req1
+req0=$(cm_msgs rxe0 tx req)
+req1=$(cm_msgs rxe1 tx req)
+wait_for 60 "both senders watching /tmp/go" test -e /tmp/ready.x -a -e /tmp/ready.y
 echo go > /tmp/go
 wait $btx || fail "host $y's stream was not sent"
 wait $px || fail "host $x's datagram was not sent"
@@ -190,7 +200,7 @@ wire_undelay veth0
 wire_undelay veth1
 crossed=$(($(cm_stat rxe0 req_crossed) + $(cm_stat rxe1 req_crossed)))
 say "crossed REQs: rxe0 $(cm_stat rxe0 req_crossed), rxe1 $(cm_stat rxe1 req_crossed); host $y gave way"
-[ "$(cm_msgs rxe0 tx req)" -ge 1 ] && [ "$(cm_msgs rxe1 tx req)" -ge 1 ] ||
+[ "$(cm_msgs rxe0 tx req)" -gt "$req0" ] && [ "$(cm_msgs rxe1 tx req)" -gt "$req1" ] ||
 	{ cm_dump; fail "the two sides did not both dial"; }
 [ "$crossed" -ge 1 ] || { cm_dump; fail "the REQs did not cross"; }
 [ "$(cm_stat rxe$y conn_passive_up)" -ge 1 ] && [ "$(cm_stat rxe$y conn_active_up)" = 0 ] ||
