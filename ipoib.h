@@ -277,7 +277,15 @@ struct ipoib_cm_dev {
 	/* no-SRQ backend */
 	atomic_t nosrq_conns;
 
-	struct workqueue_struct *wq;	/* ordered: start, reap, idle */
+	/*
+	 * Two queues, so that no peer's setup waits behind a teardown: wq,
+	 * ordered, runs the reaper and the idle scan; conn_wq, unordered,
+	 * each connection's tasks (start, event, fill, crossing timer) and
+	 * the SRQ limit task.  The reaper cancels a connection's tasks
+	 * before it destroys what they use (ipoib_cm_teardown_begin()).
+	 */
+	struct workqueue_struct *wq;
+	struct workqueue_struct *conn_wq;
 	struct list_head reap_list;	/* under lock */
 	struct work_struct reap_work;
 	struct delayed_work idle_work;

@@ -137,10 +137,11 @@ void ipoib_cm_conn_insert(struct ipoib_cm_conn *conn)
 }
 
 /*
- * QP events and "data arrived in RTR", in process context.  Runs on the
- * ordered cm.wq, like the reaper: conn->id cannot be destroyed meanwhile,
- * so the CM is called without cm.lock (it takes locks of its own that
- * must not nest in a lock the NAPI takes).
+ * QP events and "data arrived in RTR", in process context, on cm.conn_wq.
+ * The id read here stays valid until the task returns: the reaper clears
+ * conn->id, then waits for this task, and only then destroys the id.  So
+ * the CM is called without cm.lock (it takes locks of its own that must
+ * not nest in a lock the NAPI takes).
  */
 static void ipoib_cm_qp_event_work(struct work_struct *work)
 {
@@ -186,7 +187,7 @@ static void ipoib_cm_qp_event(struct ib_event *event, void *ctx)
 	default:
 		return;
 	}
-	queue_work(conn->priv->cm.wq, &conn->event_work);
+	queue_work(conn->priv->cm.conn_wq, &conn->event_work);
 }
 
 /**
@@ -336,6 +337,8 @@ static void ipoib_cm_teardown_begin(struct ipoib_cm_conn *conn)
 	id = conn->id;
 	conn->id = NULL;
 	spin_unlock_bh(&priv->cm.lock);
+	/* An event task that read the id before us is done with it after. */
+	cancel_work_sync(&conn->event_work);
 	/*
 	 * Sends a DREQ on an established connection, a REJ on a pending one,
 	 * and waits for a callback still running on @id to return.

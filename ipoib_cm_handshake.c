@@ -225,8 +225,9 @@ void ipoib_cm_start_work(struct work_struct *work)
 		return;
 	}
 	/*
-	 * The id is the reaper's now, but the reaper runs on cm.wq after
-	 * us (and cancels us first): it stays valid for this task.
+	 * The id is the reaper's now, but the reaper cancels this task,
+	 * waiting for it, before it looks at conn->id: the id stays valid
+	 * for this task.
 	 */
 	ret = ipoib_cm_send_req(conn, id);
 	if (ret)
@@ -306,7 +307,7 @@ static void ipoib_cm_fill_later(struct ipoib_cm_conn *conn)
 
 	spin_lock_bh(&priv->cm.lock);
 	if (conn->state == IPOIB_CM_REP_SENT || conn->state == IPOIB_CM_LIVE)
-		queue_work(priv->cm.wq, &conn->fill_work);
+		queue_work(priv->cm.conn_wq, &conn->fill_work);
 	spin_unlock_bh(&priv->cm.lock);
 }
 
@@ -658,7 +659,7 @@ static void ipoib_cm_rej_handler(struct ipoib_cm_conn *conn,
 				 IB_CM_REJ_PRIVATE_DATA_SIZE, conn->qpn) &&
 	    ipoib_hwaddr_cmp(priv->netdev->dev_addr, conn->addr) < 0) {
 		ipoib_cm_count(priv, IPOIB_CM_ST_REJ_CROSSED, 1);
-		queue_delayed_work(priv->cm.wq, &conn->cross_work,
+		queue_delayed_work(priv->cm.conn_wq, &conn->cross_work,
 				   IPOIB_CM_CROSS_WAIT);
 		return;
 	}

@@ -29,7 +29,7 @@ void ipoib_cm_srq_event(struct ib_event *event, void *ctx)
 
 	if (event->event == IB_EVENT_SRQ_LIMIT_REACHED) {
 		ipoib_cm_count(priv, IPOIB_CM_ST_SRQ_LIMIT, 1);
-		queue_work(priv->cm.wq, &priv->cm.srq_limit_work);
+		queue_work(priv->cm.conn_wq, &priv->cm.srq_limit_work);
 	}
 }
 
@@ -175,6 +175,8 @@ void ipoib_cm_stop(struct ipoib_priv *priv)
 	if (!priv->cm.recv_cq)
 		return;
 	flush_workqueue(priv->cm.wq);
+	/* The reaper cancelled every connection's tasks: nothing is left. */
+	flush_workqueue(priv->cm.conn_wq);
 	if (priv->cm.nr_conns)
 		netdev_warn(priv->netdev, "%u connections left after stop\n",
 			    priv->cm.nr_conns);
@@ -376,6 +378,14 @@ int ipoib_cm_init(struct ipoib_priv *priv)
 					 priv->port_num);
 	if (!cm->wq)
 		return -ENOMEM;
+	cm->conn_wq = alloc_workqueue("%s-cmc-%s-%u", WQ_MEM_RECLAIM, 0,
+				      DRV_NAME, dev_name(&priv->ibdev->dev),
+				      priv->port_num);
+	if (!cm->conn_wq) {
+		destroy_workqueue(cm->wq);
+		cm->wq = NULL;
+		return -ENOMEM;
+	}
 	netif_napi_add(priv->netdev, &cm->napi, ipoib_cm_napi_poll);
 	cm->admin = ipoib_cm_default;
 	return 0;
@@ -384,6 +394,7 @@ int ipoib_cm_init(struct ipoib_priv *priv)
 void ipoib_cm_cleanup(struct ipoib_priv *priv)
 {
 	netif_napi_del(&priv->cm.napi);
+	destroy_workqueue(priv->cm.conn_wq);
 	destroy_workqueue(priv->cm.wq);
 	xa_destroy(&priv->cm.qpns);
 }

@@ -161,8 +161,9 @@ struct ipoib_cm_conn {
 	 * handler taking it back on failure, which then returns non-zero so
 	 * the CM destroys it.  A CM callback never reads this field: it uses
 	 * the id it is called with, valid until it returns (the reaper's
-	 * ib_destroy_cm_id() waits for it).  Tasks on cm.wq may read it
-	 * under cm.lock: the reaper runs there too and cancels them first.
+	 * ib_destroy_cm_id() waits for it).  The connection's tasks may read
+	 * it under cm.lock and use it after: the reaper waits for them
+	 * between clearing the field and destroying the id.
 	 */
 	struct ib_cm_id *id;
 	struct ib_qp *qp;

@@ -201,7 +201,7 @@ static void ipoib_cm_rx_in_rtr(struct ipoib_priv *priv,
 	spin_unlock(&priv->cm.lock);
 	if (notify) {
 		set_bit(IPOIB_CM_QP_COMM_EST, &conn->qp_events);
-		queue_work(priv->cm.wq, &conn->event_work);
+		queue_work(priv->cm.conn_wq, &conn->event_work);
 	}
 }
 

@@ -185,7 +185,7 @@ bool ipoib_cm_xmit(struct ipoib_priv *priv, struct sk_buff *skb,
 		kref_get(&ah->ref);
 		conn->ah = ah;
 		ipoib_cm_conn_insert(conn);
-		queue_work(priv->cm.wq, &conn->start_work);
+		queue_work(priv->cm.conn_wq, &conn->start_work);
 	} else if (conn->state == IPOIB_CM_FAILED && !conn->reaping) {
 		if (time_before(jiffies, conn->retry_at)) {
 			spin_unlock(&priv->cm.lock);
@@ -198,7 +198,7 @@ bool ipoib_cm_xmit(struct ipoib_priv *priv, struct sk_buff *skb,
 		kref_get(&ah->ref);
 		ipoib_ah_put(conn->ah);
 		conn->ah = ah;
-		queue_work(priv->cm.wq, &conn->start_work);
+		queue_work(priv->cm.conn_wq, &conn->start_work);
 	}
 	/* A failed connection still being reaped holds, to keep order. */
 	WRITE_ONCE(conn->last_used, jiffies);
