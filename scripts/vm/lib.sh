@@ -552,6 +552,73 @@ rxe_clean() {
 	done
 }
 
+# napi_hold NS IFACE: keep IFACE's NAPI from running, from outside the
+# driver, until napi_release.  The interface's NAPI is made to run in
+# kernel threads (sysfs "threaded"), those threads are pinned to CPU 1 and
+# made SCHED_FIFO 1 (a fair-class thread would still get the share 6.12's
+# fair server reserves), and a SCHED_FIFO 10 busy loop runs there with RT
+# throttling off.  This shell (and what it starts from now on) and every
+# unbound kernel worker (rxe's among them) are kept on CPU 0, so only the
+# NAPI stops.  CPU 1's softirqs must go on: once the kernel has deferred
+# them to ksoftirqd/1, a thread below the loop would never run them, and
+# with them would stop the timers rxe retransmits by (seen: a flow
+# stopped dead, no receive in 12 s) and RCU's grace periods; so
+# ksoftirqd/1 runs above the loop.  Every teardown wait is bounded (5 s):
+# release before that.
+napi_hold() {
+	local p
+
+	[ "$(nproc --all)" -ge 2 ] || fail "holding a NAPI needs a second CPU"
+	HOLD_NS=$1
+	HOLD_IF=$2
+	ns_sysfs "$1" "echo 1 > $2/threaded"
+	HOLD_PIDS=$(pgrep "^napi/$2-" || true)
+	[ -n "$HOLD_PIDS" ] || fail "no NAPI threads for $2"
+	for p in $HOLD_PIDS; do
+		taskset -p -c 1 "$p" > /dev/null
+		chrt -f -p 1 "$p"
+	done
+	taskset -p -c 0 $$ > /dev/null
+	HOLD_WQMASK=$(cat /sys/devices/virtual/workqueue/cpumask)
+	echo 1 > /sys/devices/virtual/workqueue/cpumask
+	HOLD_SIRQ=$(pgrep -x ksoftirqd/1)
+	chrt -f -p 20 "$HOLD_SIRQ"
+	# Work already running on CPU 1 (an rxe QP's task, say) ends first:
+	# held there, it would stop the traffic, not just the NAPI.
+	sleep 1
+	HOLD_RT=$(cat /proc/sys/kernel/sched_rt_runtime_us)
+	echo -1 > /proc/sys/kernel/sched_rt_runtime_us
+	taskset -c 1 chrt -f 10 sh -c 'while :; do :; done' &
+	HOLD_HOG=$!
+	sleep 0.2
+}
+
+# napi_resume: the held NAPI runs again, at once; napi_release then undoes
+# the rest of napi_hold's settings.  Both are safe to call twice, and from
+# a failure path.
+napi_resume() {
+	[ -n "${HOLD_HOG:-}" ] || return 0
+	kill "$HOLD_HOG"
+	wait "$HOLD_HOG" 2>/dev/null || true
+	HOLD_HOG=
+}
+
+napi_release() {
+	local p
+
+	napi_resume
+	[ -n "${HOLD_NS:-}" ] || return 0
+	echo "$HOLD_RT" > /proc/sys/kernel/sched_rt_runtime_us
+	echo "$HOLD_WQMASK" > /sys/devices/virtual/workqueue/cpumask
+	chrt -o -p 0 "$HOLD_SIRQ"
+	taskset -p -c 0-$(($(nproc --all) - 1)) $$ > /dev/null
+	for p in $HOLD_PIDS; do
+		chrt -o -p 0 "$p"
+	done
+	ns_sysfs "$HOLD_NS" "echo 0 > $HOLD_IF/threaded"
+	HOLD_NS=
+}
+
 # A connection's column from debugfs: conn_col RDMADEV DIR STATE COLUMN
 # (1-based, as in the connections file's header); the first match.
 conn_col() {

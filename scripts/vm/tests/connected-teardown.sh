@@ -71,20 +71,16 @@ connect_both() {
 }
 
 # A mode switch while receive completions wait, unpolled, in the receive
-# CQ.  They are held from outside the driver: the interface's NAPI is made
-# to run in kernel threads (sysfs "threaded"), those threads are pinned to
-# CPU 1, and a SCHED_FIFO busy loop there (RT throttling off) keeps them
-# from running until the teardown has begun (a few seconds).  Teardown must not destroy a QP while
+# CQ: napi_hold keeps the interface's NAPI from running until the teardown
+# has begun (a few seconds).  Teardown must not destroy a QP while
 # completions of it can still be polled: SRQ waits for Last WQE Reached
 # and a drain marker, no-SRQ for every receive to come back.  Destroying
 # first leaves the NAPI a completion of a freed QP (KASAN) or a ring with
 # receives still out ("receives never completed"); the runner's log check
-# fails either.  The threads are made SCHED_FIFO below the loop: a
-# fair-class thread would still get the share 6.12's fair server reserves.
+# fails either.
 held_switch() {
-	local p pids hog rt wqmask sirq rx rv rx2 rv2 lines sm ms us uc end f
+	local p rx rv rx2 rv2 lines sm ms us uc end f
 
-	[ "$(nproc --all)" -ge 2 ] || fail "holding completions needs a second CPU"
 	# Only this flow: a faster one would empty the receive queue.
 	! pgrep -x iperf3 > /dev/null || fail "iperf3 still running"
 	# UDP over RC into $IB0: unlike TCP, it goes on when nothing is
@@ -101,36 +97,11 @@ held_switch() {
 	wait_for 30 "UDP over RC into $IB0" sh -c \
 		"[ \$(awk '\$1 == \"rc_rx_bytes\" {print \$2}' $(cm_debugfs rxe0)/stats) -gt $((rx + 200000)) ]"
 
-	ns_sysfs ns0 "echo 1 > $IB0/threaded"
-	pids=$(pgrep "^napi/$IB0-" || true)
-	[ -n "$pids" ] || fail "no NAPI threads for $IB0"
-	for p in $pids; do
-		taskset -p -c 1 "$p" > /dev/null
-		chrt -f -p 1 "$p"
-	done
-	# This shell, the traffic and every unbound kernel worker (rxe's
-	# among them) stay off the held CPU.
-	taskset -p -c 0 $$ > /dev/null
+	# The traffic stays off the held CPU.
 	for p in $(pgrep -x iperf3); do
 		taskset -a -p -c 0 "$p" > /dev/null
 	done
-	wqmask=$(cat /sys/devices/virtual/workqueue/cpumask)
-	echo 1 > /sys/devices/virtual/workqueue/cpumask
-	# CPU 1's softirqs must go on: once the kernel has deferred them to
-	# ksoftirqd/1, a thread below the loop would never run them, and
-	# with them would stop the timers rxe retransmits by (seen: the flow
-	# stopped dead, no receive in 12 s) and RCU's grace periods.  So
-	# ksoftirqd/1 runs above the loop.
-	sirq=$(pgrep -x ksoftirqd/1)
-	chrt -f -p 20 "$sirq"
-	# Work already running on CPU 1 (an rxe QP's task, say) ends first:
-	# held there, it would stop the traffic, not just the NAPI.
-	sleep 1
-	rt=$(cat /proc/sys/kernel/sched_rt_runtime_us)
-	echo -1 > /proc/sys/kernel/sched_rt_runtime_us
-	taskset -c 1 chrt -f 10 sh -c 'while :; do :; done' &
-	hog=$!
-	sleep 0.2
+	napi_hold ns0 "$IB0"
 	rx=$(cm_stat rxe0 rc_rx_bytes)
 	rv=$(rxe_stat rxe0 rdma_recvs)
 	# Up to 12 s, polled every second: with the host busy, this CPU also
@@ -146,7 +117,7 @@ held_switch() {
 	# Precondition: rxe0 completed receives, the driver polled none.
 	say "held: rc_rx_bytes $rx -> $rx2, rxe0 rdma_recvs $rv -> $rv2"
 	if [ "$rx2" != "$rx" ] || [ "$rv2" -lt $((rv + 10)) ]; then
-		kill "$hog"
+		napi_release
 		rdma statistic show link rxe0/1
 		rdma statistic show link rxe1/1
 		fail "receive completions were not held"
@@ -160,21 +131,13 @@ held_switch() {
 	end=$((SECONDS + 20))
 	while [[ "$(< "$f")" == *" live "* ]]; do
 		if [ $SECONDS -ge $end ]; then
-			kill "$hog"
+			napi_release
 			fail "the mode switch did not begin closing connections"
 		fi
 	done
-	kill "$hog"
-	wait "$hog" 2>/dev/null || true
-	echo "$rt" > /proc/sys/kernel/sched_rt_runtime_us
-	echo "$wqmask" > /sys/devices/virtual/workqueue/cpumask
-	chrt -o -p 0 "$sirq"
+	napi_resume
 	wait "$sm" || fail "mode switch with completions held failed"
-	taskset -p -c 0-$(($(nproc --all) - 1)) $$ > /dev/null
-	for p in $pids; do
-		chrt -o -p 0 "$p"
-	done
-	ns_sysfs ns0 "echo 0 > $IB0/threaded"
+	napi_release
 	pkill -x iperf3 || true
 	wait "$uc" "$us" 2>/dev/null || true
 	wait_for 30 "connected mode stopped" sh -c \
