@@ -167,6 +167,9 @@ static void ipoib_cm_qp_event(struct ib_event *event, void *ctx)
 {
 	struct ipoib_cm_conn *conn = ctx;
 
+	/* A leaked QP outlives its interface: nothing to tell. */
+	if (READ_ONCE(conn->leaked))
+		return;
 	switch (event->event) {
 	case IB_EVENT_COMM_EST:
 		set_bit(IPOIB_CM_QP_COMM_EST, &conn->qp_events);
@@ -299,7 +302,7 @@ static void ipoib_cm_leak_qp(struct ipoib_cm_conn *conn)
 
 	netdev_warn(priv->netdev, "RC QP 0x%06x: completions may still arrive: QP, CQ and buffers leaked\n",
 		    conn->qp_num);
-	conn->leaked = true;
+	WRITE_ONCE(conn->leaked, true);
 	priv->cm.leaked_qps++;
 	ipoib_cm_poll_close(conn);
 	spin_lock_bh(&conn->lock);

@@ -175,7 +175,10 @@ void ipoib_cm_stop(struct ipoib_priv *priv)
 	if (!priv->cm.recv_cq)
 		return;
 	flush_workqueue(priv->cm.wq);
-	/* The reaper cancelled every connection's tasks: nothing is left. */
+	/*
+	 * The reaper cancelled every connection's tasks; a queued SRQ limit
+	 * task runs now, while the NAPI it kicks is still enabled.
+	 */
 	flush_workqueue(priv->cm.conn_wq);
 	if (priv->cm.nr_conns)
 		netdev_warn(priv->netdev, "%u connections left after stop\n",
@@ -378,7 +381,12 @@ int ipoib_cm_init(struct ipoib_priv *priv)
 					 priv->port_num);
 	if (!cm->wq)
 		return -ENOMEM;
-	cm->conn_wq = alloc_workqueue("%s-cmc-%s-%u", WQ_MEM_RECLAIM, 0,
+	/*
+	 * Unbound: a no-SRQ fill task, which posts a whole ring, must not
+	 * keep another peer's start task waiting on its CPU.
+	 */
+	cm->conn_wq = alloc_workqueue("%s-cmc-%s-%u",
+				      WQ_UNBOUND | WQ_MEM_RECLAIM, 0,
 				      DRV_NAME, dev_name(&priv->ibdev->dev),
 				      priv->port_num);
 	if (!cm->conn_wq) {
@@ -394,7 +402,8 @@ int ipoib_cm_init(struct ipoib_priv *priv)
 void ipoib_cm_cleanup(struct ipoib_priv *priv)
 {
 	netif_napi_del(&priv->cm.napi);
-	destroy_workqueue(priv->cm.conn_wq);
+	/* The reaper cancels work on conn_wq: it goes first. */
 	destroy_workqueue(priv->cm.wq);
+	destroy_workqueue(priv->cm.conn_wq);
 	xa_destroy(&priv->cm.qpns);
 }

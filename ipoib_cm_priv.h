@@ -161,9 +161,11 @@ struct ipoib_cm_conn {
 	 * handler taking it back on failure, which then returns non-zero so
 	 * the CM destroys it.  A CM callback never reads this field: it uses
 	 * the id it is called with, valid until it returns (the reaper's
-	 * ib_destroy_cm_id() waits for it).  The connection's tasks may read
-	 * it under cm.lock and use it after: the reaper waits for them
-	 * between clearing the field and destroying the id.
+	 * ib_destroy_cm_id() waits for it).  The start task publishes it
+	 * and the event task reads it, each under cm.lock, and both use the
+	 * id after: the reaper waits for the start task before it clears the
+	 * field, and for the event task between clearing it and destroying
+	 * the id.
 	 */
 	struct ib_cm_id *id;
 	struct ib_qp *qp;
@@ -177,7 +179,9 @@ struct ipoib_cm_conn {
 	/*
 	 * Teardown could not prove that no completion of the QP can still
 	 * arrive: the QP, its send CQ and rings were left alone, and this
-	 * structure, which they point to, is never freed.  Reaper only.
+	 * structure, which they point to, is never freed.  Set by the
+	 * reaper; the QP and send CQ handlers read it (READ_ONCE) and do
+	 * nothing once it is set, as the interface may be gone.
 	 */
 	bool leaked;
 	/*

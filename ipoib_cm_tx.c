@@ -325,6 +325,9 @@ void ipoib_cm_tx_cq_event(struct ib_cq *cq, void *ctx)
 {
 	struct ipoib_cm_conn *conn = ctx;
 
+	/* A leaked send CQ outlives its interface: nothing to poll. */
+	if (READ_ONCE(conn->leaked))
+		return;
 	if (ipoib_cm_poll_add(conn))
 		napi_schedule(&conn->priv->cm.napi);
 }
