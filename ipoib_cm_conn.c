@@ -30,6 +30,7 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/error-injection.h>
 #include <linux/jhash.h>
 #include <linux/rtnetlink.h>
 #include <linux/slab.h>
@@ -265,6 +266,7 @@ err_ring:
 	conn->tx_ring = NULL;
 	return ret;
 }
+ALLOW_ERROR_INJECTION(ipoib_cm_create_qp, ERRNO);
 
 /*
  * Free what ipoib_cm_create_qp() and the receive backend's admit and

@@ -32,6 +32,7 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/error-injection.h>
 #include <linux/random.h>
 #include <linux/slab.h>
 
@@ -58,7 +59,7 @@ static void ipoib_cm_pdata_local(struct ipoib_priv *priv, u8 *buf)
 	ipoib_cm_pdata_pack(buf, &pd);
 }
 
-static int ipoib_cm_qp_init(struct ipoib_cm_conn *conn)
+static noinline int ipoib_cm_qp_init(struct ipoib_cm_conn *conn)
 {
 	struct ipoib_priv *priv = conn->priv;
 	struct ib_qp_attr attr = {
@@ -71,9 +72,11 @@ static int ipoib_cm_qp_init(struct ipoib_cm_conn *conn)
 	return ib_modify_qp(conn->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
 			    IB_QP_PORT | IB_QP_ACCESS_FLAGS);
 }
+ALLOW_ERROR_INJECTION(ipoib_cm_qp_init, ERRNO);
 
-static int ipoib_cm_modify(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
-			   enum ib_qp_state state)
+static noinline int ipoib_cm_modify(struct ipoib_cm_conn *conn,
+				    struct ib_cm_id *id,
+				    enum ib_qp_state state)
 {
 	struct ib_qp_attr attr = { .qp_state = state };
 	int mask, ret;
@@ -89,13 +92,15 @@ static int ipoib_cm_modify(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 			    state == IB_QPS_RTR ? "RTR" : "INIT", ret);
 	return ret;
 }
+ALLOW_ERROR_INJECTION(ipoib_cm_modify, ERRNO);
 
 /*
  * The CM learns the PSN we expect only when the REP goes out, after RTR:
  * @psn is that PSN, given to the QP here and to the peer in the REP.
  */
-static int ipoib_cm_rx_modify(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
-			      enum ib_qp_state state, u32 psn)
+static noinline int ipoib_cm_rx_modify(struct ipoib_cm_conn *conn,
+				       struct ib_cm_id *id,
+				       enum ib_qp_state state, u32 psn)
 {
 	struct ib_qp_attr attr = { .qp_state = state };
 	int mask, ret;
@@ -109,6 +114,7 @@ static int ipoib_cm_rx_modify(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 	}
 	return ib_modify_qp(conn->qp, &attr, mask);
 }
+ALLOW_ERROR_INJECTION(ipoib_cm_rx_modify, ERRNO);
 
 static int ipoib_cm_handler(struct ib_cm_id *id,
 			    const struct ib_cm_event *event);
@@ -143,7 +149,8 @@ static int ipoib_cm_roce_path(struct ipoib_priv *priv,
 }
 
 /* Send our REQ on @id, the connection's CM id. */
-static int ipoib_cm_send_req(struct ipoib_cm_conn *conn, struct ib_cm_id *id)
+static noinline int ipoib_cm_send_req(struct ipoib_cm_conn *conn,
+				      struct ib_cm_id *id)
 {
 	struct ipoib_priv *priv = conn->priv;
 	struct ib_cm_req_param req = {};
@@ -167,6 +174,7 @@ static int ipoib_cm_send_req(struct ipoib_cm_conn *conn, struct ib_cm_id *id)
 	req.srq = priv->cm.ops->srq;
 	return ib_send_cm_req(id, &req);
 }
+ALLOW_ERROR_INJECTION(ipoib_cm_send_req, ERRNO);
 
 /* Open a connection: path, QP in INIT with receives posted, REQ. */
 void ipoib_cm_start_work(struct work_struct *work)
@@ -277,8 +285,8 @@ static bool ipoib_cm_req_pkey_ok(struct ipoib_priv *priv,
 	return (pkey & 0x7fff) == (priv->pkey & 0x7fff);
 }
 
-static int ipoib_cm_send_rep(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
-			     u32 psn)
+static noinline int ipoib_cm_send_rep(struct ipoib_cm_conn *conn,
+				      struct ib_cm_id *id, u32 psn)
 {
 	struct ipoib_priv *priv = conn->priv;
 	struct ib_cm_rep_param rep = {};
@@ -294,6 +302,7 @@ static int ipoib_cm_send_rep(struct ipoib_cm_conn *conn, struct ib_cm_id *id,
 	rep.srq = priv->cm.ops->srq;
 	return ib_send_cm_rep(id, &rep);
 }
+ALLOW_ERROR_INJECTION(ipoib_cm_send_rep, ERRNO);
 
 /*
  * The receive backend posts the rest of an accepted QP's receives once

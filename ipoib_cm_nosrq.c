@@ -22,6 +22,7 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/error-injection.h>
 #include <linux/slab.h>
 
 #include "ipoib.h"
@@ -111,7 +112,7 @@ static void ipoib_cm_nosrq_qp_attr(struct ipoib_cm_conn *conn,
  * The QP is in INIT, and nothing else adds to its ring yet: one receive
  * if we opened it, the first of the ring if we accept it.
  */
-static int ipoib_cm_nosrq_qp_ready(struct ipoib_cm_conn *conn)
+static noinline int ipoib_cm_nosrq_qp_ready(struct ipoib_cm_conn *conn)
 {
 	unsigned int want = conn->active ? 1 :
 			    min(ipoib_recvq_size, IPOIB_CM_NOSRQ_FIRST);
@@ -129,6 +130,7 @@ static int ipoib_cm_nosrq_qp_ready(struct ipoib_cm_conn *conn)
 	}
 	return 0;
 }
+ALLOW_ERROR_INJECTION(ipoib_cm_nosrq_qp_ready, ERRNO);
 
 static bool ipoib_cm_nosrq_open(struct ipoib_cm_conn *conn)
 {

@@ -22,6 +22,7 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/error-injection.h>
 #include <linux/slab.h>
 
 #include "ipoib.h"
@@ -234,10 +235,11 @@ static void ipoib_cm_srq_qp_attr(struct ipoib_cm_conn *conn,
 	attr->srq = conn->priv->cm.srq;
 }
 
-static int ipoib_cm_srq_qp_ready(struct ipoib_cm_conn *conn)
+static noinline int ipoib_cm_srq_qp_ready(struct ipoib_cm_conn *conn)
 {
 	return 0;
 }
+ALLOW_ERROR_INJECTION(ipoib_cm_srq_qp_ready, ERRNO);
 
 /*
  * The QP is found by its number; teardown consumes a QP's completions

@@ -1,0 +1,147 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# vm-timeout: 1500
+# Failures inside the CM handlers and the connection tasks, injected by the
+# kernel's fail_function at the driver's injection points
+# (ALLOW_ERROR_INJECTION): QP creation, each QP transition, the receive
+# backend's first receives, the REQ and the REP, on the side that dials
+# and on the side that accepts.  Host 0 sends numbered UDP datagrams to a
+# listener on host 1 (one way: host 1 never dials back), so host 0's calls
+# come first and fail_function's "space" picks the N-th call of a point
+# to fail, once.  For each point and N:
+#  - precondition: the failure was injected ("times" went from 1 to 0);
+#  - the dialling side counts a failed connection (conn_failed), the
+#    accepting side a refused REQ (req_rejected) when it was the one;
+#  - every datagram arrives, in order: the first five over UD while the
+#    connection is down, the next five, after host 0's backoff, over the
+#    connection it dials again (conn_active_up, a live connection);
+#  - both hosts back in datagram mode, rxe's object counts (rdma res show)
+#    are what they were before: rxe's pools keep a leaked QP or CQ
+#    referenced, where kmemleak cannot see it.
+# Once with the SRQ, once without.  The runner's log check fails on any
+# KASAN, lockdep or kmemleak report.
+. "$(dirname "$0")/../lib.sh"
+
+F=/sys/kernel/debug/fail_function
+[ -d "$F" ] || fail "no fail_function in this kernel"
+
+# ff_arm FUNC N: the N-th call of FUNC from now returns -ENOMEM, once.
+ff_arm() {
+	echo "$1" > "$F/inject" || fail "$1 is not an injection point"
+	printf '%#x' -12 > "$F/$1/retval"
+	echo 100 > "$F/probability"
+	echo 1 > "$F/interval"
+	echo "$2" > "$F/space"
+	echo 1 > "$F/times"
+	# A stack for every injection would fail the log check.
+	echo 0 > "$F/verbose"
+}
+
+ff_fired() {
+	[ "$(cat "$F/times")" = 0 ]
+}
+
+ff_disarm() {
+	echo > "$F/inject"
+}
+
+stat_above() {	# stat_above RDMADEV NAME VALUE
+	[ "$(cm_stat "$1" "$2")" -gt "$3" ]
+}
+
+rxe_objects() {
+	rdma res show | awk -v d="$1:" '$2 == d { $1 = $2 = ""; print }'
+}
+
+# objects_back DEV BASE: rxe may free an object a little later.
+objects_back() {
+	local end=$((SECONDS + 10)) now
+
+	while now=$(rxe_objects "$1"); [ "$now" != "$2" ]; do
+		[ $SECONDS -lt $end ] || fail "$1 has$now; before:$2"
+		sleep 0.2
+	done
+}
+
+connect_hosts() {
+	set_mode ns0 "$IB0" connected
+	set_mode ns1 "$IB1" connected
+	static_neighbours
+	path_ready ns0 "$IB0" 192.0.2.2 ns1
+}
+
+# fault_case FUNC N SIDE: the N-th call of FUNC fails, on host SIDE.
+fault_case() {
+	local fn=$1 n=$2 side=$3 f0 r1 up0 rx got
+
+	connect_hosts
+	f0=$(cm_stat rxe0 conn_failed)
+	r1=$(cm_stat rxe1 req_rejected)
+	up0=$(cm_stat rxe0 conn_active_up)
+	udp_burst_rx ns1 192.0.2.2 7200 10 /tmp/cf.rx
+	rx=$!
+	wait_udp ns1 7200
+	ff_arm "$fn" "$n"
+	udp_burst_tx ns0 192.0.2.2 7200 5
+	wait_for 30 "call $n of $fn to fail" ff_fired
+	wait_for 30 "$IB0 to count a failed connection" \
+		stat_above rxe0 conn_failed "$f0"
+	ff_disarm
+	if [ "$side" = 1 ]; then
+		stat_above rxe1 req_rejected "$r1" ||
+			fail "$fn #$n: $IB1 counted no refused REQ"
+	fi
+	# The first failure backs off for a second.
+	sleep 2
+	udp_burst_tx ns0 192.0.2.2 7200 5
+	wait "$rx" || true
+	got=$(tr '\n' ' ' < /tmp/cf.rx)
+	[ "$got" = "0 1 2 3 4 0 1 2 3 4 " ] ||
+		fail "$fn #$n: datagrams arrived as: $got"
+	stat_above rxe0 conn_active_up "$up0" ||
+		fail "$fn #$n: $IB0 did not dial again"
+	[ -n "$(conn_col rxe0 active live 1)" ] ||
+		fail "$fn #$n: no live connection after the retry"
+	say "$fn #$n (host $side): failed once, counted, recovered"
+	set_mode ns0 "$IB0" datagram
+	set_mode ns1 "$IB1" datagram
+	objects_back rxe0 "$BASE0"
+	objects_back rxe1 "$BASE1"
+}
+
+round() {
+	local srq=$1 ready c
+
+	say "== cm_srq=$srq"
+	load_module cm_srq="$srq"
+	hosts_up
+	in0 ping -c 1 -W 10 192.0.2.2 > /dev/null || fail "no UD traffic before"
+	BASE0=$(rxe_objects rxe0)
+	BASE1=$(rxe_objects rxe1)
+	if [ "$srq" = 1 ]; then
+		ready=ipoib_cm_srq_qp_ready
+	else
+		ready=ipoib_cm_nosrq_qp_ready
+	fi
+	for c in "ipoib_cm_create_qp 1 0" "ipoib_cm_qp_init 1 0" \
+		 "$ready 1 0" "ipoib_cm_send_req 1 0" \
+		 "ipoib_cm_modify 1 0" "ipoib_cm_modify 2 0" \
+		 "ipoib_cm_create_qp 2 1" "ipoib_cm_rx_modify 1 1" \
+		 "$ready 2 1" "ipoib_cm_rx_modify 2 1" \
+		 "ipoib_cm_send_rep 1 1"; do
+		# shellcheck disable=SC2086
+		fault_case $c
+	done
+	# Then, nothing half done: an exact transfer over RC.
+	connect_hosts
+	tcp_digest_check 8 || fail "an 8 MiB transfer arrived damaged or short"
+	cm_conns rxe0 | matches ' active live ' || fail "the transfer did not go over RC"
+	rxe_clean rxe0 rxe1
+	unload_checked
+	hosts_down
+}
+
+fabric_single
+round 1
+round 0
+say "cm-faults: ok"
