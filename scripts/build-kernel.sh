@@ -83,6 +83,15 @@ kmake tinyconfig >/dev/null
 	"${fragments[@]}" > "$out/merge.log"
 kmake olddefconfig
 
+# The options the fragments ask for, as merge_config.sh takes them: a
+# later fragment's line for a symbol replaces an earlier one's.
+wanted_options() {
+	awk '/^CONFIG_[A-Za-z0-9_]*=/ { s = $0; sub(/=.*/, "", s) }
+	     /^# CONFIG_[A-Za-z0-9_]* is not set$/ { s = $2 }
+	     s != "" { if (!(s in v)) order[++n] = s; v[s] = $0; s = "" }
+	     END { for (i = 1; i <= n; i++) print v[order[i]] }' "$@"
+}
+
 # Every option a fragment asks for must survive olddefconfig.
 missing=0
 while IFS= read -r line; do
@@ -94,7 +103,7 @@ while IFS= read -r line; do
 			! grep -q "^$sym=" "$out/.config" ||
 				{ echo "  wanted $line" >&2; missing=1; } ;;
 	esac
-done < <(cat "${fragments[@]}")
+done < <(wanted_options "${fragments[@]}")
 # A test relies on each of them (KASAN, lockdep, kmemleak, ...): a kernel
 # without one is not the kernel the tests claim to run on.
 [ $missing = 0 ] || die "requested options missing from $out/.config (see above)"
