@@ -321,6 +321,15 @@ static void ipoib_cm_leak_qp(struct ipoib_cm_conn *conn)
 	priv->cm.ops->release(conn);
 }
 
+static bool ipoib_cm_qp_in_reset(struct ib_qp *qp)
+{
+	struct ib_qp_init_attr init_attr;
+	struct ib_qp_attr attr;
+
+	return !ib_query_qp(qp, &attr, IB_QP_STATE, &init_attr) &&
+	       attr.qp_state == IB_QPS_RESET;
+}
+
 /*
  * The first step of a teardown: nothing sends on the connection, its CM
  * id is gone (no callback can run for it any more), its QP is in ERR.
@@ -353,12 +362,20 @@ static void ipoib_cm_teardown_begin(struct ipoib_cm_conn *conn)
 	/* Only a REJ callback arms it: none can run on this id any more. */
 	cancel_delayed_work_sync(&conn->cross_work);
 	conn->teardown_err = 0;
+	conn->never_ready = false;
 	if (!conn->qp)
 		return;
 	conn->teardown_err = ib_modify_qp(conn->qp, &attr, IB_QP_STATE);
-	if (conn->teardown_err)
-		netdev_warn(priv->netdev, "cannot move RC QP 0x%06x to ERR: %d\n",
-			    conn->qp_num, conn->teardown_err);
+	if (!conn->teardown_err)
+		return;
+	/* rxe, for one, refuses RESET to ERR, which the IB spec allows. */
+	if (ipoib_cm_qp_in_reset(conn->qp)) {
+		conn->teardown_err = 0;
+		conn->never_ready = true;
+		return;
+	}
+	netdev_warn(priv->netdev, "cannot move RC QP 0x%06x to ERR: %d\n",
+		    conn->qp_num, conn->teardown_err);
 }
 
 /*

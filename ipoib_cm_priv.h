@@ -189,6 +189,12 @@ struct ipoib_cm_conn {
 	 * during this teardown; it is leaked, not destroyed.
 	 */
 	int teardown_err;
+	/*
+	 * Reaper only: the QP never left RESET (a setup step failed before
+	 * its first transition), so no work request was ever posted to it
+	 * and nothing can complete: it is destroyed without a drain.
+	 */
+	bool never_ready;
 	struct ipoib_ah *ah;		/* active: the UD path, for fallback */
 	struct sa_path_rec *path_rec;	/* active on InfiniBand: from the SA */
 	u32 mtu;			/* IP MTU of the connection */
@@ -286,7 +292,7 @@ static inline void ipoib_cm_napi_kick(struct ipoib_priv *priv)
  */
 static inline bool ipoib_cm_draining(const struct ipoib_cm_conn *conn)
 {
-	return conn->qp && !conn->teardown_err;
+	return conn->qp && !conn->teardown_err && !conn->never_ready;
 }
 
 /* Jiffies left until @end, 0 once it has passed. */

@@ -45,6 +45,12 @@ ff_disarm() {
 	echo > "$F/inject"
 }
 
+# A case failed: the connections and counters of both hosts explain it.
+case_fail() {
+	cm_dump
+	fail "$@"
+}
+
 stat_above() {	# stat_above RDMADEV NAME VALUE
 	[ "$(cm_stat "$1" "$2")" -gt "$3" ]
 }
@@ -89,7 +95,7 @@ fault_case() {
 	ff_disarm
 	if [ "$side" = 1 ]; then
 		stat_above rxe1 req_rejected "$r1" ||
-			fail "$fn #$n: $IB1 counted no refused REQ"
+			case_fail "$fn #$n: $IB1 counted no refused REQ"
 	fi
 	# The first failure backs off for a second.
 	sleep 2
@@ -97,11 +103,11 @@ fault_case() {
 	wait "$rx" || true
 	got=$(tr '\n' ' ' < /tmp/cf.rx)
 	[ "$got" = "0 1 2 3 4 0 1 2 3 4 " ] ||
-		fail "$fn #$n: datagrams arrived as: $got"
+		case_fail "$fn #$n: datagrams arrived as: $got"
 	stat_above rxe0 conn_active_up "$up0" ||
-		fail "$fn #$n: $IB0 did not dial again"
+		case_fail "$fn #$n: $IB0 did not dial again"
 	[ -n "$(conn_col rxe0 active live 1)" ] ||
-		fail "$fn #$n: no live connection after the retry"
+		case_fail "$fn #$n: no live connection after the retry"
 	say "$fn #$n (host $side): failed once, counted, recovered"
 	set_mode ns0 "$IB0" datagram
 	set_mode ns1 "$IB1" datagram
