@@ -218,6 +218,8 @@ enum ipoib_cm_stat {
 	IPOIB_CM_ST_REQ_REJECTED,	/* REQs we refused */
 	IPOIB_CM_ST_BAD_REQ,		/* of which malformed */
 	IPOIB_CM_ST_NO_QP,		/* of which over the no-SRQ cap */
+	IPOIB_CM_ST_PEER_CAP,		/* of which over the per-peer cap */
+	IPOIB_CM_ST_NOSRQ_MEM,		/* of which over the no-SRQ memory */
 	IPOIB_CM_ST_BAD_PKEY,		/* of which in another partition */
 	IPOIB_CM_ST_FAILED,		/* our REQs that failed: UD fallback */
 	IPOIB_CM_ST_BAD_REP,		/* of which for a malformed REP */
@@ -240,6 +242,8 @@ enum ipoib_cm_stat {
 	IPOIB_CM_ST_TX_ERRORS,		/* RC sends completed in error */
 	IPOIB_CM_ST_RX_NO_CONN,		/* receives for a closed connection */
 	IPOIB_CM_ST_RX_GROWN,		/* no-SRQ: receives added on use */
+	IPOIB_CM_ST_RX_SHRUNK,		/* no-SRQ: given back when quiet */
+	IPOIB_CM_ST_RX_BUDGET,		/* no-SRQ: not added, memory used up */
 	IPOIB_CM_ST_SRQ_LIMIT,		/* SRQ limit events */
 	IPOIB_CM_ST_MAX
 };
@@ -274,13 +278,15 @@ struct ipoib_cm_dev {
 	unsigned int srq_size;
 	struct work_struct srq_limit_work;
 
-	/* no-SRQ backend */
-	atomic_t nosrq_conns;
+	/* no-SRQ backend (ipoib_cm_nosrq.c, ipoib_cm_size.c) */
+	atomic_t nosrq_conns;		/* accepted QPs */
+	atomic_t nosrq_bufs;		/* receive buffers, every QP */
+	u32 nosrq_budget;		/* the most nosrq_bufs may be */
 
 	/*
 	 * Two queues, so that no peer's setup waits behind a teardown: wq,
 	 * ordered, runs the reaper and the idle scan; conn_wq, unordered,
-	 * each connection's tasks (start, event, fill, crossing timer) and
+	 * each connection's tasks (start, event, crossing timer) and
 	 * the SRQ limit task.  The reaper cancels a connection's tasks
 	 * before it destroys what they use (ipoib_cm_teardown_begin()).
 	 */
@@ -315,6 +321,8 @@ extern bool ipoib_cm_default;
 extern bool ipoib_cm_use_srq;
 extern bool ipoib_cm_bidirectional;
 extern unsigned int ipoib_cm_max_nosrq;
+extern unsigned int ipoib_cm_nosrq_per_peer;
+extern unsigned int ipoib_cm_nosrq_mem;
 extern unsigned int ipoib_cm_idle_timeout;
 
 /* The state of one IPoIB interface (netdev_priv()). */

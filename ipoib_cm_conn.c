@@ -121,7 +121,6 @@ struct ipoib_cm_conn *ipoib_cm_conn_alloc(struct ipoib_priv *priv,
 	INIT_LIST_HEAD(&conn->reap_node);
 	INIT_WORK(&conn->start_work, ipoib_cm_start_work);
 	INIT_DELAYED_WORK(&conn->cross_work, ipoib_cm_cross_work);
-	INIT_WORK(&conn->fill_work, ipoib_cm_fill_work);
 	INIT_WORK(&conn->event_work, ipoib_cm_qp_event_work);
 	return conn;
 }
@@ -345,8 +344,6 @@ static void ipoib_cm_teardown_begin(struct ipoib_cm_conn *conn)
 	spin_lock_bh(&conn->lock);
 	conn->sendable = false;
 	spin_unlock_bh(&conn->lock);
-	/* Closing already: nothing queues the fill again. */
-	cancel_work_sync(&conn->fill_work);
 	spin_lock_bh(&priv->cm.lock);
 	id = conn->id;
 	conn->id = NULL;

@@ -285,6 +285,28 @@ static bool ipoib_cm_req_pkey_ok(struct ipoib_priv *priv,
 	return (pkey & 0x7fff) == (priv->pkey & 0x7fff);
 }
 
+/*
+ * Without SRQ every accepted QP holds receive memory: one peer (GID) may
+ * have at most cm_nosrq_per_peer of them open to us, closing ones
+ * included (their memory is not back yet).  cm.lock held.
+ */
+static bool ipoib_cm_peer_full(struct ipoib_priv *priv,
+			       const union ib_gid *gid)
+{
+	struct ipoib_cm_conn *conn;
+	unsigned int n = 0;
+	int bkt;
+
+	lockdep_assert_held(&priv->cm.lock);
+	if (priv->cm.ops->srq)
+		return false;
+	hash_for_each(priv->cm.conns, bkt, conn, node)
+		if (!conn->active &&
+		    !memcmp(conn->gid.raw, gid->raw, sizeof(gid->raw)))
+			n++;
+	return n >= ipoib_cm_nosrq_per_peer;
+}
+
 static noinline int ipoib_cm_send_rep(struct ipoib_cm_conn *conn,
 				      struct ib_cm_id *id, u32 psn)
 {
@@ -303,22 +325,6 @@ static noinline int ipoib_cm_send_rep(struct ipoib_cm_conn *conn,
 	return ib_send_cm_rep(id, &rep);
 }
 ALLOW_ERROR_INJECTION(ipoib_cm_send_rep, ERRNO);
-
-/*
- * The receive backend posts the rest of an accepted QP's receives once
- * the REP is out: the peer waits for the REP, not for them.  Teardown
- * cancels the task after the state says closing, so it is queued only
- * before that.
- */
-static void ipoib_cm_fill_later(struct ipoib_cm_conn *conn)
-{
-	struct ipoib_priv *priv = conn->priv;
-
-	spin_lock_bh(&priv->cm.lock);
-	if (conn->state == IPOIB_CM_REP_SENT || conn->state == IPOIB_CM_LIVE)
-		queue_work(priv->cm.conn_wq, &conn->fill_work);
-	spin_unlock_bh(&priv->cm.lock);
-}
 
 /**
  * ipoib_cm_req_handler - a peer asks for a connection
@@ -388,15 +394,26 @@ static int ipoib_cm_req_handler(struct ib_cm_id *id,
 	}
 	conn->mtu = ipoib_cm_conn_mtu(priv->cm.rx_mtu, pd.rx_mtu);
 
+	/* The backend counts and logs why. */
 	ret = priv->cm.ops->admit(conn);
 	if (ret) {
-		ipoib_cm_count(priv, IPOIB_CM_ST_NO_QP, 1);
 		kfree(conn);
 		reason = IB_CM_REJ_NO_QP;
 		goto reject;
 	}
 
 	spin_lock_bh(&priv->cm.lock);
+	if (!priv->cm.stopping && ipoib_cm_peer_full(priv, &conn->gid)) {
+		spin_unlock_bh(&priv->cm.lock);
+		net_info_ratelimited("%s: %u connections from %pI6 without SRQ (cm_nosrq_per_peer): REQ refused\n",
+				     priv->netdev->name,
+				     ipoib_cm_nosrq_per_peer, conn->gid.raw);
+		ipoib_cm_count(priv, IPOIB_CM_ST_PEER_CAP, 1);
+		priv->cm.ops->release(conn);
+		kfree(conn);
+		reason = IB_CM_REJ_NO_QP;
+		goto reject;
+	}
 	if (priv->cm.stopping || ipoib_cm_req_loses(priv, conn, &mine)) {
 		crossed = !priv->cm.stopping;
 		spin_unlock_bh(&priv->cm.lock);
@@ -435,8 +452,6 @@ static int ipoib_cm_req_handler(struct ib_cm_id *id,
 			    conn->gid.raw, conn->qpn, ret);
 		goto fail;
 	}
-	if (priv->cm.ops->fill)
-		ipoib_cm_fill_later(conn);
 
 	if (crossed) {
 		/* We accepted theirs: our REQ will be refused. */

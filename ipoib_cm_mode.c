@@ -48,8 +48,9 @@ static void ipoib_cm_recv_cq_event(struct ib_cq *cq, void *ctx)
  */
 int ipoib_cm_start(struct ipoib_priv *priv)
 {
+	u32 max_cqe = priv->ibdev->attrs.max_cqe;
 	struct ib_cq_init_attr cq_attr = {};
-	unsigned int cqe;
+	u32 bufs;
 	int ret;
 
 	lockdep_assert_held(&priv->transport_lock);
@@ -58,12 +59,24 @@ int ipoib_cm_start(struct ipoib_priv *priv)
 	/* A stop begun for a removal that did not happen: finish it. */
 	ipoib_cm_stop(priv);
 
-	cqe = ipoib_recvq_size;
-	if (!priv->cm.ops->srq)
-		cqe = ipoib_recvq_size * max(ipoib_cm_max_nosrq, 1U);
-	/* Room for the SRQ teardown's drain markers too. */
-	cq_attr.cqe = min_t(u32, cqe + IPOIB_CM_DRAIN_WRS,
-			    priv->ibdev->attrs.max_cqe);
+	/*
+	 * Every receive buffer there can be, and the SRQ teardown's drain
+	 * markers, fit in the receive CQ (the arithmetic: ipoib_cm_size.c).
+	 */
+	bufs = ipoib_recvq_size;
+	if (!priv->cm.ops->srq) {
+		bufs = ipoib_cm_nosrq_budget((u64)ipoib_cm_nosrq_mem << 20,
+					     priv->cm.rx_frags * PAGE_SIZE,
+					     max_cqe);
+		if (!bufs) {
+			netdev_err(priv->netdev, "cm_nosrq_mem (%u MiB) holds no receive buffer\n",
+				   ipoib_cm_nosrq_mem);
+			ret = -EINVAL;
+			goto err;
+		}
+		priv->cm.nosrq_budget = bufs;
+	}
+	cq_attr.cqe = ipoib_cm_recv_cqe(bufs, max_cqe);
 	priv->cm.recv_cq = ib_create_cq(priv->ibdev, ipoib_cm_recv_cq_event,
 					NULL, priv, &cq_attr);
 	if (IS_ERR(priv->cm.recv_cq)) {
@@ -382,8 +395,8 @@ int ipoib_cm_init(struct ipoib_priv *priv)
 	if (!cm->wq)
 		return -ENOMEM;
 	/*
-	 * Unbound: a no-SRQ fill task, which posts a whole ring, must not
-	 * keep another peer's start task waiting on its CPU.
+	 * Unbound: a start task, which allocates and posts its QP's first
+	 * receives, must not keep another peer's waiting on its CPU.
 	 */
 	cm->conn_wq = alloc_workqueue("%s-cmc-%s-%u",
 				      WQ_UNBOUND | WQ_MEM_RECLAIM, 0,

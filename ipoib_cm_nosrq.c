@@ -1,23 +1,39 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Connected-mode receive backend without a shared receive queue: every RC
- * QP has its own receive ring.
+ * QP has its own ring of up to recv_queue_size buffers (64 KiB each), and
+ * its receive memory follows its traffic.
  *
- * An accepted QP gets its whole ring: the peer opened it to send.  The
- * first IPOIB_CM_NOSRQ_FIRST buffers are posted before the REP, the rest
- * by a task right after it (filling a ring of 64 KiB buffers takes long
- * enough to hold up the peer's REQ, and every REQ behind it).  An opened
- * QP gets one receive, because a peer may legally send back on a
- * connection it accepted (RFC 4755 3.2) and must not meet an empty queue.
- * On either, each receive consumed is replaced and two more are added
- * until the ring is full; a QP that never receives costs one buffer.
- * Buffers are added under conn->rx_lock: by the CM NAPI (growth) and by
- * the fill task.
+ * - A QP starts small: one buffer if we opened it (a peer may legally
+ *   send back on a connection it accepted, RFC 4755 3.2, and must not
+ *   meet an empty queue), IPOIB_CM_NOSRQ_FIRST if we accept it (the peer
+ *   opened it to send, and starts at once).  They are posted before the
+ *   REQ or the REP goes out.
+ * - Each buffer consumed is replaced and IPOIB_CM_NOSRQ_GROW more are
+ *   added, up to the ring: the posted window triples for every window's
+ *   worth of packets.  What arrives while it is short waits in the peer's
+ *   RNR retries (7: without end), never lost.
+ * - A buffer consumed after a quiet spell (nothing received on the QP for
+ *   IPOIB_CM_NOSRQ_QUIET) is given back instead, as long as the QP keeps
+ *   the buffers it started with: a connection that only trickles shrinks
+ *   back.  Posted receives cannot be taken back from a QP, so an idle one
+ *   keeps what it has until its next packets, or cm_idle_timeout.
+ * - Every buffer of every QP of the interface, accepted or opened, is
+ *   taken from one budget, cm_nosrq_mem, before it is allocated; the
+ *   budget also sizes the receive CQ (ipoib_cm_size.c), so no mix of
+ *   connections can overflow it.  Peers are bounded by cm_max_nosrq
+ *   accepted QPs per interface and cm_nosrq_per_peer per GID
+ *   (ipoib_cm_req_handler()).
+ *
+ * Buffers are added and removed under conn->rx_lock, by the CM NAPI;
+ * before that (qp_ready) and after teardown (release) the QP's owner has
+ * them alone.  A ring slot is free (on the rx_free stack, no pages) or
+ * holds a buffer, posted or set aside.
  *
  * conn->rx_posted counts the buffers handed to the QP whose completion has
  * not been fully handled; it is decremented only after a completed buffer
- * was reposted or set aside, so teardown, which waits for it to reach
- * zero, never destroys a QP a repost is about to use.
+ * was reposted, given back or set aside, so teardown, which waits for it
+ * to reach zero, never destroys a QP a repost is about to use.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -33,6 +49,24 @@
 #define IPOIB_CM_NOSRQ_GROW	2
 /* Receives on an accepted QP before the REP. */
 #define IPOIB_CM_NOSRQ_FIRST	16U
+/* No receive for this long: the next consumed buffer is given back. */
+#define IPOIB_CM_NOSRQ_QUIET	HZ
+
+/* One buffer from the interface's budget. */
+static bool ipoib_cm_nosrq_take(struct ipoib_priv *priv)
+{
+	if ((unsigned int)atomic_inc_return(&priv->cm.nosrq_bufs) <=
+	    priv->cm.nosrq_budget)
+		return true;
+	atomic_dec(&priv->cm.nosrq_bufs);
+	ipoib_cm_count(priv, IPOIB_CM_ST_RX_BUDGET, 1);
+	return false;
+}
+
+static void ipoib_cm_nosrq_give(struct ipoib_priv *priv, unsigned int n)
+{
+	atomic_sub(n, &priv->cm.nosrq_bufs);
+}
 
 static int ipoib_cm_nosrq_post(struct ipoib_cm_conn *conn,
 			       struct ipoib_cm_rx_buf *buf)
@@ -44,57 +78,82 @@ static int ipoib_cm_nosrq_post(struct ipoib_cm_conn *conn,
 	return ib_post_recv(conn->qp, &wr, NULL);
 }
 
-/* Post the ring's next unused buffer, its pages in place. */
-static int ipoib_cm_nosrq_push(struct ipoib_cm_conn *conn)
+/* A new buffer in a free slot, from the budget, posted. */
+static int ipoib_cm_nosrq_add(struct ipoib_cm_conn *conn, gfp_t gfp)
 {
-	struct ipoib_cm_rx_buf *buf = &conn->rx_ring[conn->rx_used];
+	struct ipoib_priv *priv = conn->priv;
+	struct ipoib_cm_rx_buf *buf;
 	int ret;
 
+	if (!conn->rx_nfree)
+		return -ENOSPC;
+	if (!ipoib_cm_nosrq_take(priv))
+		return -ENOBUFS;
+	buf = &conn->rx_ring[conn->rx_free[conn->rx_nfree - 1]];
 	buf->conn = conn;
 	buf->cqe.done = ipoib_cm_recv_done;
-	ret = ipoib_cm_nosrq_post(conn, buf);
-	if (ret)
+	ret = ipoib_cm_rx_buf_fill(priv, buf, gfp);
+	if (!ret)
+		ret = ipoib_cm_nosrq_post(conn, buf);
+	if (ret) {
+		ipoib_cm_rx_buf_free(priv, buf);
+		ipoib_cm_nosrq_give(priv, 1);
 		return ret;
-	conn->rx_used++;
+	}
+	conn->rx_nfree--;
+	conn->rx_alloc++;
 	WRITE_ONCE(conn->rx_posted, conn->rx_posted + 1);
 	return 0;
 }
 
-/* Fill, and post, the ring's next unused buffer. */
-static int ipoib_cm_nosrq_add(struct ipoib_cm_conn *conn, gfp_t gfp)
+/* A consumed buffer given back: its pages, its slot, its budget. */
+static void ipoib_cm_nosrq_shrink(struct ipoib_cm_conn *conn,
+				  struct ipoib_cm_rx_buf *buf)
 {
-	struct ipoib_cm_rx_buf *buf = &conn->rx_ring[conn->rx_used];
-	int ret;
-
-	ret = ipoib_cm_rx_buf_fill(conn->priv, buf, gfp);
-	if (!ret)
-		ret = ipoib_cm_nosrq_push(conn);
-	if (ret)
-		ipoib_cm_rx_buf_free(conn->priv, buf);
-	return ret;
+	ipoib_cm_rx_buf_free(conn->priv, buf);
+	conn->rx_free[conn->rx_nfree++] = buf - conn->rx_ring;
+	conn->rx_alloc--;
+	WRITE_ONCE(conn->rx_posted, conn->rx_posted - 1);
+	ipoib_cm_nosrq_give(conn->priv, 1);
 }
 
 static int ipoib_cm_nosrq_start(struct ipoib_priv *priv)
 {
 	atomic_set(&priv->cm.nosrq_conns, 0);
+	atomic_set(&priv->cm.nosrq_bufs, 0);
 	return 0;
 }
 
 static void ipoib_cm_nosrq_stop(struct ipoib_priv *priv)
 {
 	WARN_ON(atomic_read(&priv->cm.nosrq_conns));
+	/* Buffers of leaked QPs stay out for good. */
+	WARN_ON(atomic_read(&priv->cm.nosrq_bufs) && !priv->cm.leaked_qps);
 }
 
-/* Accepted QPs are counted against cm_max_nosrq. */
+/*
+ * An accepted QP needs its first receives from the budget, and counts
+ * against cm_max_nosrq.  The REQ handler counts, and answers, a refusal.
+ */
 static int ipoib_cm_nosrq_admit(struct ipoib_cm_conn *conn)
 {
 	struct ipoib_priv *priv = conn->priv;
+	unsigned int first = min(ipoib_recvq_size, IPOIB_CM_NOSRQ_FIRST);
 
+	if (atomic_read(&priv->cm.nosrq_bufs) + first >
+	    priv->cm.nosrq_budget) {
+		net_info_ratelimited("%s: receive memory without SRQ used up (cm_nosrq_mem %u MiB): REQ from %pI6 refused\n",
+				     priv->netdev->name, ipoib_cm_nosrq_mem,
+				     conn->gid.raw);
+		ipoib_cm_count(priv, IPOIB_CM_ST_NOSRQ_MEM, 1);
+		return -ENOBUFS;
+	}
 	if (atomic_inc_return(&priv->cm.nosrq_conns) > ipoib_cm_max_nosrq) {
 		atomic_dec(&priv->cm.nosrq_conns);
 		net_info_ratelimited("%s: %u connections accepted without SRQ (cm_max_nosrq): REQ from %pI6 refused\n",
 				     priv->netdev->name, ipoib_cm_max_nosrq,
 				     conn->gid.raw);
+		ipoib_cm_count(priv, IPOIB_CM_ST_NO_QP, 1);
 		return -ENOSPC;
 	}
 	conn->rx_counted = true;
@@ -109,21 +168,29 @@ static void ipoib_cm_nosrq_qp_attr(struct ipoib_cm_conn *conn,
 }
 
 /*
- * The QP is in INIT, and nothing else adds to its ring yet: one receive
- * if we opened it, the first of the ring if we accept it.
+ * The QP is in INIT, and nothing else adds to its ring yet: its first
+ * receives, one if we opened it, IPOIB_CM_NOSRQ_FIRST if we accept it.
  */
 static noinline int ipoib_cm_nosrq_qp_ready(struct ipoib_cm_conn *conn)
 {
-	unsigned int want = conn->active ? 1 :
-			    min(ipoib_recvq_size, IPOIB_CM_NOSRQ_FIRST);
+	unsigned int i;
 	int ret;
 
 	conn->rx_max = ipoib_recvq_size;
+	conn->rx_low = conn->active ? 1 : min(conn->rx_max,
+					      IPOIB_CM_NOSRQ_FIRST);
 	conn->rx_ring = kvcalloc(conn->rx_max, sizeof(*conn->rx_ring),
 				 GFP_KERNEL);
-	if (!conn->rx_ring)
+	conn->rx_free = kvcalloc(conn->rx_max, sizeof(*conn->rx_free),
+				 GFP_KERNEL);
+	if (!conn->rx_ring || !conn->rx_free)
 		return -ENOMEM;
-	while (conn->rx_used < want) {
+	/* Slot 0 on top. */
+	for (i = 0; i < conn->rx_max; i++)
+		conn->rx_free[i] = conn->rx_max - 1 - i;
+	conn->rx_nfree = conn->rx_max;
+	conn->rx_last = jiffies;
+	while (conn->rx_alloc < conn->rx_low) {
 		ret = ipoib_cm_nosrq_add(conn, GFP_KERNEL);
 		if (ret)
 			return ret;
@@ -140,41 +207,6 @@ static bool ipoib_cm_nosrq_open(struct ipoib_cm_conn *conn)
 	       !READ_ONCE(conn->priv->cm.stopping);
 }
 
-/* Our REP is out: the rest of an accepted QP's ring, in process context. */
-static void ipoib_cm_nosrq_fill(struct ipoib_cm_conn *conn)
-{
-	struct ipoib_priv *priv = conn->priv;
-	struct ipoib_cm_rx_buf fresh;
-	struct ipoib_cm_rx_buf *buf;
-	bool posted;
-
-	while (READ_ONCE(conn->rx_used) < conn->rx_max &&
-	       ipoib_cm_nosrq_open(conn)) {
-		memset(&fresh, 0, sizeof(fresh));
-		if (ipoib_cm_rx_buf_fill(priv, &fresh, GFP_KERNEL)) {
-			ipoib_cm_rx_buf_free(priv, &fresh);
-			return;		/* consumption grows it later */
-		}
-		posted = false;
-		spin_lock_bh(&conn->rx_lock);
-		if (conn->rx_used < conn->rx_max && ipoib_cm_nosrq_open(conn)) {
-			/* The pages stay @fresh's until posted. */
-			buf = &conn->rx_ring[conn->rx_used];
-			memcpy(buf->pages, fresh.pages, sizeof(buf->pages));
-			memcpy(buf->dma, fresh.dma, sizeof(buf->dma));
-			posted = !ipoib_cm_nosrq_push(conn);
-			if (!posted)
-				memset(buf->pages, 0, sizeof(buf->pages));
-		}
-		spin_unlock_bh(&conn->rx_lock);
-		if (!posted) {
-			ipoib_cm_rx_buf_free(priv, &fresh);
-			return;
-		}
-		cond_resched();
-	}
-}
-
 static struct ipoib_cm_conn *ipoib_cm_nosrq_conn_of(struct ipoib_priv *priv,
 						    struct ipoib_cm_rx_buf *buf,
 						    struct ib_wc *wc)
@@ -187,7 +219,7 @@ static void ipoib_cm_nosrq_repost(struct ipoib_priv *priv,
 				  struct ipoib_cm_rx_buf *buf, bool consumed)
 {
 	unsigned int i, grown = 0;
-	bool drained;
+	bool quiet, drained;
 
 	if (!conn) {
 		/* Orphaned by a teardown that timed out: just free it. */
@@ -195,19 +227,33 @@ static void ipoib_cm_nosrq_repost(struct ipoib_priv *priv,
 		return;
 	}
 	spin_lock_bh(&conn->rx_lock);
-	if (consumed && ipoib_cm_nosrq_open(conn) &&
-	    ipoib_cm_nosrq_post(conn, buf) == 0) {
-		/* Used: grow the ring so the peer finds room. */
-		for (i = 0; i < IPOIB_CM_NOSRQ_GROW &&
-		     conn->rx_used < conn->rx_max; i++) {
-			if (ipoib_cm_nosrq_add(conn, GFP_ATOMIC))
-				break;
-			grown++;
+	if (consumed && ipoib_cm_nosrq_open(conn)) {
+		quiet = time_after(jiffies,
+				   conn->rx_last + IPOIB_CM_NOSRQ_QUIET);
+		conn->rx_last = jiffies;
+		/*
+		 * Quiet: give it back, keeping what the QP started with
+		 * (rx_posted counts this one: at least rx_low stay).
+		 */
+		if (quiet && conn->rx_posted > conn->rx_low) {
+			ipoib_cm_nosrq_shrink(conn, buf);
+			spin_unlock_bh(&conn->rx_lock);
+			ipoib_cm_count(priv, IPOIB_CM_ST_RX_SHRUNK, 1);
+			return;
 		}
-		spin_unlock_bh(&conn->rx_lock);
-		if (grown)
-			ipoib_cm_count(priv, IPOIB_CM_ST_RX_GROWN, grown);
-		return;
+		if (!ipoib_cm_nosrq_post(conn, buf)) {
+			/* Used: grow the ring so the peer finds room. */
+			for (i = 0; i < IPOIB_CM_NOSRQ_GROW; i++) {
+				if (ipoib_cm_nosrq_add(conn, GFP_ATOMIC))
+					break;
+				grown++;
+			}
+			spin_unlock_bh(&conn->rx_lock);
+			if (grown)
+				ipoib_cm_count(priv, IPOIB_CM_ST_RX_GROWN,
+					       grown);
+			return;
+		}
 	}
 	/* Set aside (flushed, closing, or not postable): freed on release. */
 	WRITE_ONCE(conn->rx_posted, conn->rx_posted - 1);
@@ -265,7 +311,7 @@ static void ipoib_cm_nosrq_release(struct ipoib_cm_conn *conn)
 
 	if (conn->rx_ring) {
 		if (ipoib_cm_nosrq_drained(conn)) {
-			for (i = 0; i < conn->rx_used; i++)
+			for (i = 0; i < conn->rx_max; i++)
 				ipoib_cm_rx_buf_free(priv, &conn->rx_ring[i]);
 			kvfree(conn->rx_ring);
 		} else {
@@ -276,12 +322,16 @@ static void ipoib_cm_nosrq_release(struct ipoib_cm_conn *conn)
 			netdev_warn(priv->netdev,
 				    "RC QP 0x%06x: %u receives never completed\n",
 				    conn->qp_num, conn->rx_posted);
-			for (i = 0; i < conn->rx_used; i++)
+			for (i = 0; i < conn->rx_max; i++)
 				WRITE_ONCE(conn->rx_ring[i].conn, NULL);
 		}
+		ipoib_cm_nosrq_give(priv, conn->rx_alloc);
 		conn->rx_ring = NULL;
-		conn->rx_used = 0;
+		conn->rx_alloc = 0;
 	}
+	kvfree(conn->rx_free);
+	conn->rx_free = NULL;
+	conn->rx_nfree = 0;
 	if (conn->rx_counted) {
 		atomic_dec(&priv->cm.nosrq_conns);
 		conn->rx_counted = false;
@@ -292,7 +342,7 @@ static void ipoib_cm_nosrq_show(struct seq_file *m, struct ipoib_cm_conn *conn)
 {
 	seq_printf(m, " rx_posted %u rx_buf_bytes %lu",
 		   READ_ONCE(conn->rx_posted),
-		   (unsigned long)READ_ONCE(conn->rx_used) *
+		   (unsigned long)READ_ONCE(conn->rx_alloc) *
 		   conn->priv->cm.rx_frags * PAGE_SIZE);
 }
 
@@ -304,7 +354,6 @@ const struct ipoib_cm_rx_ops ipoib_cm_nosrq_ops = {
 	.admit		= ipoib_cm_nosrq_admit,
 	.qp_attr	= ipoib_cm_nosrq_qp_attr,
 	.qp_ready	= ipoib_cm_nosrq_qp_ready,
-	.fill		= ipoib_cm_nosrq_fill,
 	.conn_of	= ipoib_cm_nosrq_conn_of,
 	.repost		= ipoib_cm_nosrq_repost,
 	.drain		= ipoib_cm_nosrq_drain,

@@ -210,16 +210,20 @@ struct ipoib_cm_conn {
 	struct sk_buff_head queue;	/* held before RTS, or ring full */
 
 	/*
-	 * The receive side (no-SRQ backend): the CM NAPI and the fill task
-	 * add buffers under rx_lock.
+	 * The receive side (no-SRQ backend, ipoib_cm_nosrq.c): the CM NAPI
+	 * adds and removes buffers under rx_lock; before the QP is shared
+	 * (qp_ready) and after it is drained (release), its owner alone.
 	 */
 	spinlock_t rx_lock;
-	struct ipoib_cm_rx_buf *rx_ring;
+	struct ipoib_cm_rx_buf *rx_ring;	/* rx_max slots */
+	u16 *rx_free;			/* free slots of rx_ring: a stack */
+	unsigned int rx_nfree;
 	unsigned int rx_max;		/* ring depth */
-	unsigned int rx_used;		/* buffers allocated so far */
-	unsigned int rx_posted;		/* on the QP now */
+	unsigned int rx_alloc;		/* slots with a buffer */
+	unsigned int rx_low;		/* buffers kept through quiet spells */
+	unsigned int rx_posted;		/* on the QP, or back and in hand */
+	unsigned long rx_last;		/* jiffies of the last receive */
 	bool rx_counted;		/* counted against the no-SRQ cap */
-	struct work_struct fill_work;	/* the rest of the ring, after REP */
 
 	struct work_struct start_work;
 	struct delayed_work cross_work;	/* crossed REQs: peer's REQ due */
@@ -252,8 +256,6 @@ struct ipoib_cm_rx_ops {
 			struct ib_qp_init_attr *attr);
 	/* The QP is in INIT: post what it needs before the peer sends. */
 	int (*qp_ready)(struct ipoib_cm_conn *conn);
-	/* Optional: our REP went out; post the rest (process context). */
-	void (*fill)(struct ipoib_cm_conn *conn);
 	/* Which connection a completion belongs to (NULL if gone). */
 	struct ipoib_cm_conn *(*conn_of)(struct ipoib_priv *priv,
 					 struct ipoib_cm_rx_buf *buf,
@@ -317,6 +319,10 @@ bool ipoib_cm_rej_crossed(int reason, const void *buf, size_t len,
 __be64 ipoib_cm_service_id(u64 base, u32 qpn);
 int ipoib_cm_service_id_qpn(__be64 sid, u32 *qpn);
 u32 ipoib_cm_conn_mtu(u32 local_rx_mtu, u32 peer_rx_mtu);
+
+/* ipoib_cm_size.c */
+u32 ipoib_cm_nosrq_budget(u64 mem, u32 buf_bytes, u32 max_cqe);
+u32 ipoib_cm_recv_cqe(u32 bufs, u32 max_cqe);
 
 /* ipoib_cm_state.c: the state machine as a table, and its names */
 struct ipoib_cm_transition ipoib_cm_fsm(enum ipoib_cm_state state,
@@ -383,7 +389,6 @@ void ipoib_cm_rx_buf_free(struct ipoib_priv *priv,
 			  struct ipoib_cm_rx_buf *buf);
 void ipoib_cm_rx_wr(struct ipoib_priv *priv, struct ipoib_cm_rx_buf *buf,
 		    struct ib_recv_wr *wr, struct ib_sge *sge);
-void ipoib_cm_fill_work(struct work_struct *work);
 void ipoib_cm_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 int ipoib_cm_napi_poll(struct napi_struct *napi, int budget);
 

@@ -205,14 +205,6 @@ static void ipoib_cm_rx_in_rtr(struct ipoib_priv *priv,
 	}
 }
 
-void ipoib_cm_fill_work(struct work_struct *work)
-{
-	struct ipoib_cm_conn *conn = container_of(work, struct ipoib_cm_conn,
-						  fill_work);
-
-	conn->priv->cm.ops->fill(conn);
-}
-
 void ipoib_cm_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct ipoib_priv *priv = cq->cq_context;

@@ -163,6 +163,8 @@ const char *const ipoib_cm_stat_names[IPOIB_CM_ST_MAX] = {
 	[IPOIB_CM_ST_REQ_REJECTED]	= "req_rejected",
 	[IPOIB_CM_ST_BAD_REQ]		= "req_malformed",
 	[IPOIB_CM_ST_NO_QP]		= "req_over_nosrq_cap",
+	[IPOIB_CM_ST_PEER_CAP]		= "req_over_peer_cap",
+	[IPOIB_CM_ST_NOSRQ_MEM]		= "req_over_nosrq_mem",
 	[IPOIB_CM_ST_BAD_PKEY]		= "req_wrong_pkey",
 	[IPOIB_CM_ST_FAILED]		= "conn_failed",
 	[IPOIB_CM_ST_BAD_REP]		= "rep_malformed",
@@ -185,5 +187,7 @@ const char *const ipoib_cm_stat_names[IPOIB_CM_ST_MAX] = {
 	[IPOIB_CM_ST_TX_ERRORS]		= "rc_tx_errors",
 	[IPOIB_CM_ST_RX_NO_CONN]	= "rc_rx_no_conn",
 	[IPOIB_CM_ST_RX_GROWN]		= "nosrq_rx_grown",
+	[IPOIB_CM_ST_RX_SHRUNK]		= "nosrq_rx_shrunk",
+	[IPOIB_CM_ST_RX_BUDGET]		= "nosrq_rx_budget_full",
 	[IPOIB_CM_ST_SRQ_LIMIT]		= "srq_limit_events",
 };

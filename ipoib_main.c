@@ -64,6 +64,8 @@ bool ipoib_cm_default;
 bool ipoib_cm_use_srq = true;
 bool ipoib_cm_bidirectional;
 unsigned int ipoib_cm_max_nosrq = 128;
+unsigned int ipoib_cm_nosrq_per_peer = 8;
+unsigned int ipoib_cm_nosrq_mem = 256;
 unsigned int ipoib_cm_idle_timeout = 300;
 
 static int ipoib_param_mode_set(const char *val, const struct kernel_param *kp)
@@ -103,6 +105,12 @@ MODULE_PARM_DESC(cm_bidirectional,
 module_param_named(cm_max_nosrq, ipoib_cm_max_nosrq, uint, 0444);
 MODULE_PARM_DESC(cm_max_nosrq,
 		 "Connected mode without SRQ: the most connections peers may open to one interface, in connections; more are rejected and served over UD (default 128)");
+module_param_named(cm_nosrq_per_peer, ipoib_cm_nosrq_per_peer, uint, 0444);
+MODULE_PARM_DESC(cm_nosrq_per_peer,
+		 "Connected mode without SRQ: the most connections one peer (GID) may open to one interface; more are rejected and served over UD (default 8)");
+module_param_named(cm_nosrq_mem, ipoib_cm_nosrq_mem, uint, 0444);
+MODULE_PARM_DESC(cm_nosrq_mem,
+		 "Connected mode without SRQ: the receive buffers of all RC QPs of one interface, opened and accepted, in MiB (default 256)");
 module_param_named(cm_idle_timeout, ipoib_cm_idle_timeout, uint, 0644);
 MODULE_PARM_DESC(cm_idle_timeout,
 		 "Connected mode: seconds without traffic before a connection is closed, 0 never; writable at run time (default 300)");

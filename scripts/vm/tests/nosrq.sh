@@ -1,14 +1,21 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
+# vm-timeout: 1200
 # Connected mode without SRQ (cm_srq=0), three hosts on a bridge:
+#  - an accepted QP begins with 16 receives, grows as it is used;
 #  - ping, ping6 and ping -s 65000, iperf3 30 s between two no-SRQ ends;
 #  - cm_max_nosrq=1: the second peer to dial host 0 is refused with
 #    NO_QP, its traffic falls back to UD (counted) and still flows, and the
 #    connections already there keep working;
 #  - receive-buffer bytes of an opened, idle QP (one buffer) and of an
-#    accepted one (a full ring), reported;
+#    accepted one, reported; a trickle after a quiet spell gives the
+#    accepted QP's buffers back;
 #  - cm_bidirectional=1: the peer sends back over the connection host 0
-#    opened; that QP's ring grows from one receive, nothing is lost.
+#    opened; that QP's ring grows from one receive, nothing is lost;
+#  - cm_nosrq_per_peer=1 and cm_nosrq_mem=2: a second connection from one
+#    GID and a connection the memory cannot take are refused (NO_QP,
+#    counted, UD still works), and a transfer into a QP whose growth the
+#    memory stops arrives whole.
 . "$(dirname "$0")/../lib.sh"
 
 conn_field() {	# conn_field RDMADEV DIR FIELD: a field of the first DIR conn
@@ -25,16 +32,16 @@ grep -q 'per-QP receives' "$(cm_debugfs rxe0)/connections" || fail "not in no-SR
 
 # Host 0 dials host 1, and host 1 dials back: one accepted QP each.
 in0 ping -c 1 -W 10 192.0.2.2 || fail "first ping 0 -> 1"
+# An accepted QP answers with 16 receives posted (1 MiB) and grows only
+# as it is used: one packet received, 2 more.
+first=$(conn_field rxe1 passive rx_posted)
+say "host 1's accepted QP after one packet: $first receives"
+[ -n "$first" ] && [ "$first" -ge 16 ] && [ "$first" -le 18 ] ||
+	fail "an accepted QP began with ${first:-no} receives"
 in0 ping -c 3 -i 0.3 -M do -s 65000 192.0.2.2 || fail "ping -s 65000"
 in0 ping -6 -c 3 -i 0.3 -s 65000 2001:db8::2 || fail "ping6 -s 65000"
 cm_conns rxe0 | matches ' active live ' || fail "0 -> 1 not over RC"
 cm_conns rxe0 | matches ' passive live ' || fail "1 -> 0 not over RC"
-# An accepted QP answers with 16 receives posted and gets the rest of its
-# ring right after the REP: seven packets would have grown it to 30.
-accepted_ring_full() {
-	[ "$(conn_field rxe1 passive rx_posted)" = 256 ]
-}
-wait_for 30 "host 1's accepted QP to hold its whole ring" accepted_ring_full
 
 # Host 2 is the second peer to dial host 0: over the cap.
 in2 ping -c 3 -i 0.3 -W 10 192.0.2.1 || fail "ping 2 -> 0 over UD"
@@ -62,6 +69,19 @@ full=$(conn_field rxe1 passive rx_buf_bytes)
 say "receive-buffer bytes: opened, idle QP $idle; accepted QP $full"
 [ "$(conn_field rxe0 active rx_posted)" = 1 ] || fail "the opened QP has more than one receive"
 [ "$idle" -gt 0 ] && [ "$full" -gt "$idle" ] || fail "unexpected receive-buffer sizes"
+
+# The traffic grew host 1's accepted QP.  A trickle after a quiet spell
+# gives buffers back, one per packet (each echo request comes 1.5 s after
+# the last), while the QP keeps the 16 it began with.
+grown=$(conn_field rxe1 passive rx_posted)
+[ "$grown" -gt 24 ] || fail "host 1's accepted QP did not grow: $grown receives"
+shrunk=$(cm_stat rxe1 nosrq_rx_shrunk)
+sleep 2
+in0 ping -c 4 -i 1.5 -W 5 192.0.2.2 > /dev/null || fail "slow ping 0 -> 1"
+after=$(conn_field rxe1 passive rx_posted)
+say "host 1's accepted QP: $grown receives after the traffic, $after after four packets 1.5 s apart; nosrq_rx_shrunk $shrunk -> $(cm_stat rxe1 nosrq_rx_shrunk)"
+[ "$(cm_stat rxe1 nosrq_rx_shrunk)" -ge $((shrunk + 4)) ] &&
+	[ "$after" -le $((grown - 4)) ] || fail "a quiet connection kept its receive memory"
 
 # One connection both ways: host 1 answers over the QP host 0 opened.
 unload_checked
@@ -93,6 +113,48 @@ tcp_digest_check 16 ns1 ns0 2001:db8::1 ||
 tcp_digest_check 8 ns0 ns1 2001:db8::2 || fail "0 -> 1 (bidirectional) arrived damaged or short"
 [ "$(cm_conns rxe0 | wc -l)" = 1 ] || fail "a second connection appeared"
 rxe_clean rxe0 rxe1
+unload_checked
+hosts_down
 
+# Limits against peers: one connection per peer GID (cm_nosrq_per_peer=1)
+# and 2 MiB, 32 buffers, for all the no-SRQ QPs of an interface
+# (cm_nosrq_mem=2).  Refused REQs are answered with NO_QP, counted, and
+# the peer is served over UD; the connections there are untouched.
+load_module default_mode=connected cm_srq=0 cm_nosrq_per_peer=1 cm_nosrq_mem=2
+for i in 0 1 2; do host_up $i; done
+for i in 0 1 2; do host_wait $i; done
+# Host 1 dials host 0 (16 receives there), host 0 dials back (1).
+in1 ping -c 2 -i 0.3 -W 10 192.0.2.1 || fail "ping 1 -> 0"
+cm_conns rxe0 | matches ' passive live ' || fail "1 -> 0 not over RC"
+# A second interface on host 1's port (a child: the same GID, another
+# UD QPN) dials host 0: over the per-peer cap.
+ip -n ns1 link add link "$IB1" name pp1 type ipoib pkey 0xffff \
+	mode connected || fail "ip link add pp1"
+ip -n ns1 addr add 2001:db8:2::2/64 dev pp1 nodad
+ip -n ns1 link set pp1 up
+in0 ip addr add 2001:db8:2::1/64 dev "$IB0" nodad
+wait_for 60 "carrier on pp1" carrier_up ns1 pp1
+in1 ping -6 -c 3 -i 0.3 -W 10 2001:db8:2::1 ||
+	fail "no ping from host 1's second interface (over UD)"
+[ "$(cm_stat rxe0 req_over_peer_cap)" -ge 1 ] ||
+	fail "host 0 did not refuse a second connection from host 1's GID"
+[ "$(cm_conns rxe0 | grep -c ' passive ')" = 1 ] ||
+	fail "host 0 accepted over the per-peer cap"
+# Host 2 dials host 0, whose receive memory cannot take 16 more buffers.
+in2 ping -c 3 -i 0.3 -W 10 192.0.2.1 || fail "no ping 2 -> 0 (over UD)"
+[ "$(cm_stat rxe0 req_over_nosrq_mem)" -ge 1 ] ||
+	fail "host 0 did not refuse host 2 for receive memory"
+# The connection from host 1 grows until the memory is used up; the rest
+# waits in host 1's RNR retries, and every byte arrives.
+tcp_digest_check 8 ns1 ns0 2001:db8::1 ||
+	fail "1 -> 0 with the receive memory used up arrived damaged or short"
+[ "$(cm_stat rxe0 nosrq_rx_budget_full)" -ge 1 ] ||
+	fail "host 0's receive memory was never used up"
+total=$(cm_conns rxe0 | awk '{ for (i = 1; i < NF; i++) if ($i == "rx_buf_bytes") s += $(i + 1) } END { print s + 0 }')
+cat "$(cm_debugfs rxe0)/connections"
+say "host 0's receive buffers: $total bytes"
+[ "$total" -le $((2 << 20)) ] || fail "host 0's receive buffers take $total bytes, over cm_nosrq_mem=2"
+cm_conns rxe0 | matches ' passive live ' || fail "the connection from host 1 is gone"
+rxe_clean rxe0 rxe1 rxe2
 unload_checked
 say "nosrq: ok"

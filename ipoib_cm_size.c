@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sizes in connected mode that must hold for any mix of connections: how
+ * many receive buffers an interface without SRQ may have, and the entries
+ * of the RC receive CQ that all of them complete into.  Pure functions,
+ * tested by the KUnit suite.
+ *
+ * The arithmetic.  A receive buffer is in one of three places: posted on
+ * a QP, completed with its CQE still in the receive CQ, or in the NAPI's
+ * hands (its CQE polled, not yet reposted or set aside).  So a buffer
+ * accounts for at most one CQE at any time, and a drain marker (SRQ
+ * teardown) for one more.  The SRQ holds at most its size in buffers;
+ * without SRQ every buffer of every QP, accepted or opened, is taken from
+ * the interface's budget before it is allocated.  A receive CQ of budget
+ * (or SRQ size) plus IPOIB_CM_DRAIN_WRS entries can therefore never
+ * overflow, whatever the number of connections and their rings.
+ */
+
+#include <linux/math64.h>
+#include <linux/minmax.h>
+
+#include "ipoib.h"
+#include "ipoib_cm_priv.h"
+
+/**
+ * ipoib_cm_nosrq_budget - receive buffers an interface may have without SRQ
+ * @mem: the memory they may take, in bytes (cm_nosrq_mem)
+ * @buf_bytes: the size of one buffer (non-zero)
+ * @max_cqe: the largest CQ the device makes
+ *
+ * @mem / @buf_bytes, and no more than a receive CQ of the device holds
+ * beside the drain markers.  0 means that no RC QP without SRQ can be
+ * served at all.
+ */
+u32 ipoib_cm_nosrq_budget(u64 mem, u32 buf_bytes, u32 max_cqe)
+{
+	u64 bufs = div_u64(mem, buf_bytes);
+
+	if (max_cqe <= IPOIB_CM_DRAIN_WRS)
+		return 0;
+	return min_t(u64, bufs, max_cqe - IPOIB_CM_DRAIN_WRS);
+}
+
+/**
+ * ipoib_cm_recv_cqe - entries of the RC receive CQ
+ * @bufs: the most receive buffers there can be: the SRQ's size, or the
+ *	no-SRQ budget (at most @max_cqe - IPOIB_CM_DRAIN_WRS)
+ * @max_cqe: the largest CQ the device makes
+ */
+u32 ipoib_cm_recv_cqe(u32 bufs, u32 max_cqe)
+{
+	return min_t(u64, (u64)bufs + IPOIB_CM_DRAIN_WRS, max_cqe);
+}

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit: the no-SRQ receive budget and the receive CQ's size.
+ */
+
+#include <kunit/test.h>
+
+#include "../ipoib_cm_size.c"
+
+#define KIB	1024ULL
+#define MIB	(1024 * KIB)
+#define BUF	(64 * KIB)
+
+static void budget_from_memory(struct kunit *test)
+{
+	/* 256 MiB of 64 KiB buffers, on a device with large CQs. */
+	KUNIT_EXPECT_EQ(test, ipoib_cm_nosrq_budget(256 * MIB, BUF, 4194303),
+			4096U);
+	/* A part of a buffer is no buffer. */
+	KUNIT_EXPECT_EQ(test, ipoib_cm_nosrq_budget(BUF - 1, BUF, 4194303),
+			0U);
+	KUNIT_EXPECT_EQ(test, ipoib_cm_nosrq_budget(0, BUF, 4194303), 0U);
+	/* More memory than a u32 of buffers counts. */
+	KUNIT_EXPECT_EQ(test, ipoib_cm_nosrq_budget(U64_MAX, 1, U32_MAX),
+			U32_MAX - IPOIB_CM_DRAIN_WRS);
+}
+
+static void budget_within_the_cq(struct kunit *test)
+{
+	/* rxe's largest CQ is smaller than what 4 GiB of buffers ask for. */
+	KUNIT_EXPECT_EQ(test, ipoib_cm_nosrq_budget(4096 * MIB, BUF, 32767),
+			32767U - IPOIB_CM_DRAIN_WRS);
+	KUNIT_EXPECT_EQ(test, ipoib_cm_nosrq_budget(256 * MIB, BUF,
+						    IPOIB_CM_DRAIN_WRS), 0U);
+	KUNIT_EXPECT_EQ(test, ipoib_cm_nosrq_budget(256 * MIB, BUF, 0), 0U);
+}
+
+/*
+ * The property the driver relies on: with every buffer of the budget
+ * completed and the drain markers too, the receive CQ does not overflow,
+ * and it is never larger than the device allows.
+ */
+static void cq_holds_every_buffer(struct kunit *test)
+{
+	static const u64 mems[] = { 0, BUF, 16 * MIB, 256 * MIB, 4096 * MIB,
+				    U64_MAX };
+	static const u32 cqes[] = { 0, 1, 2, 3, 255, 4096, 32767, 4194303,
+				    U32_MAX };
+	unsigned int i, j;
+	u32 bufs, cqe;
+
+	for (i = 0; i < ARRAY_SIZE(mems); i++) {
+		for (j = 0; j < ARRAY_SIZE(cqes); j++) {
+			bufs = ipoib_cm_nosrq_budget(mems[i], BUF, cqes[j]);
+			cqe = ipoib_cm_recv_cqe(bufs, cqes[j]);
+			KUNIT_EXPECT_LE(test, cqe, cqes[j]);
+			if (bufs)
+				KUNIT_EXPECT_GE(test, (u64)cqe,
+						(u64)bufs + IPOIB_CM_DRAIN_WRS);
+		}
+	}
+}
+
+static void cq_of_an_srq(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, ipoib_cm_recv_cqe(256, 32767),
+			256U + IPOIB_CM_DRAIN_WRS);
+	KUNIT_EXPECT_EQ(test, ipoib_cm_recv_cqe(U32_MAX, U32_MAX), U32_MAX);
+}
+
+static struct kunit_case cm_size_cases[] = {
+	KUNIT_CASE(budget_from_memory),
+	KUNIT_CASE(budget_within_the_cq),
+	KUNIT_CASE(cq_holds_every_buffer),
+	KUNIT_CASE(cq_of_an_srq),
+	{}
+};
+
+static struct kunit_suite cm_size_suite = {
+	.name = "ipoib_cm_size",
+	.test_cases = cm_size_cases,
+};
+
+kunit_test_suite(cm_size_suite);
