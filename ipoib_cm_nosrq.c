@@ -21,9 +21,10 @@
  * - Every buffer of every QP of the interface, accepted or opened, is
  *   taken from one budget, cm_nosrq_mem, before it is allocated; the
  *   budget also sizes the receive CQ (ipoib_cm_size.c), so no mix of
- *   connections can overflow it.  Peers are bounded by cm_max_nosrq
- *   accepted QPs per interface and cm_nosrq_per_peer per GID
- *   (ipoib_cm_req_handler()).
+ *   connections can overflow it.  Growth leaves a reserve for the first
+ *   receives of new QPs.  A leaked QP's buffers stay counted.  Peers are
+ *   bounded by cm_max_nosrq accepted QPs per interface and
+ *   cm_nosrq_per_peer per GID (ipoib_cm_req_handler()).
  *
  * Buffers are added and removed under conn->rx_lock, by the CM NAPI;
  * before that (qp_ready) and after teardown (release) the QP's owner has
@@ -47,16 +48,15 @@
 
 /* Receives added to a QP short of its ring per receive it consumes. */
 #define IPOIB_CM_NOSRQ_GROW	2
-/* Receives on an accepted QP before the REP. */
-#define IPOIB_CM_NOSRQ_FIRST	16U
 /* No receive for this long: the next consumed buffer is given back. */
 #define IPOIB_CM_NOSRQ_QUIET	HZ
 
-/* One buffer from the interface's budget. */
-static bool ipoib_cm_nosrq_take(struct ipoib_priv *priv)
+/* One buffer from the interface's budget; growth leaves the reserve. */
+static bool ipoib_cm_nosrq_take(struct ipoib_priv *priv, bool grow)
 {
-	if ((unsigned int)atomic_inc_return(&priv->cm.nosrq_bufs) <=
-	    priv->cm.nosrq_budget)
+	u32 used = atomic_inc_return(&priv->cm.nosrq_bufs);
+
+	if (ipoib_cm_nosrq_may_take(priv->cm.nosrq_budget, used, grow))
 		return true;
 	atomic_dec(&priv->cm.nosrq_bufs);
 	ipoib_cm_count(priv, IPOIB_CM_ST_RX_BUDGET, 1);
@@ -79,7 +79,8 @@ static int ipoib_cm_nosrq_post(struct ipoib_cm_conn *conn,
 }
 
 /* A new buffer in a free slot, from the budget, posted. */
-static int ipoib_cm_nosrq_add(struct ipoib_cm_conn *conn, gfp_t gfp)
+static int ipoib_cm_nosrq_add(struct ipoib_cm_conn *conn, gfp_t gfp,
+			      bool grow)
 {
 	struct ipoib_priv *priv = conn->priv;
 	struct ipoib_cm_rx_buf *buf;
@@ -87,7 +88,7 @@ static int ipoib_cm_nosrq_add(struct ipoib_cm_conn *conn, gfp_t gfp)
 
 	if (!conn->rx_nfree)
 		return -ENOSPC;
-	if (!ipoib_cm_nosrq_take(priv))
+	if (!ipoib_cm_nosrq_take(priv, grow))
 		return -ENOBUFS;
 	buf = &conn->rx_ring[conn->rx_free[conn->rx_nfree - 1]];
 	buf->conn = conn;
@@ -101,7 +102,7 @@ static int ipoib_cm_nosrq_add(struct ipoib_cm_conn *conn, gfp_t gfp)
 		return ret;
 	}
 	conn->rx_nfree--;
-	conn->rx_alloc++;
+	WRITE_ONCE(conn->rx_alloc, conn->rx_alloc + 1);
 	WRITE_ONCE(conn->rx_posted, conn->rx_posted + 1);
 	return 0;
 }
@@ -112,7 +113,7 @@ static void ipoib_cm_nosrq_shrink(struct ipoib_cm_conn *conn,
 {
 	ipoib_cm_rx_buf_free(conn->priv, buf);
 	conn->rx_free[conn->rx_nfree++] = buf - conn->rx_ring;
-	conn->rx_alloc--;
+	WRITE_ONCE(conn->rx_alloc, conn->rx_alloc - 1);
 	WRITE_ONCE(conn->rx_posted, conn->rx_posted - 1);
 	ipoib_cm_nosrq_give(conn->priv, 1);
 }
@@ -191,7 +192,7 @@ static noinline int ipoib_cm_nosrq_qp_ready(struct ipoib_cm_conn *conn)
 	conn->rx_nfree = conn->rx_max;
 	conn->rx_last = jiffies;
 	while (conn->rx_alloc < conn->rx_low) {
-		ret = ipoib_cm_nosrq_add(conn, GFP_KERNEL);
+		ret = ipoib_cm_nosrq_add(conn, GFP_KERNEL, false);
 		if (ret)
 			return ret;
 	}
@@ -244,7 +245,8 @@ static void ipoib_cm_nosrq_repost(struct ipoib_priv *priv,
 		if (!ipoib_cm_nosrq_post(conn, buf)) {
 			/* Used: grow the ring so the peer finds room. */
 			for (i = 0; i < IPOIB_CM_NOSRQ_GROW; i++) {
-				if (ipoib_cm_nosrq_add(conn, GFP_ATOMIC))
+				if (ipoib_cm_nosrq_add(conn, GFP_ATOMIC,
+							true))
 					break;
 				grown++;
 			}
@@ -314,10 +316,14 @@ static void ipoib_cm_nosrq_release(struct ipoib_cm_conn *conn)
 			for (i = 0; i < conn->rx_max; i++)
 				ipoib_cm_rx_buf_free(priv, &conn->rx_ring[i]);
 			kvfree(conn->rx_ring);
+			ipoib_cm_nosrq_give(priv, conn->rx_alloc);
 		} else {
 			/*
 			 * Completions may still come: let them free their
-			 * pages; the ring itself is leaked.
+			 * pages; the ring itself is leaked, and its buffers
+			 * stay counted in the budget: each may still bring a
+			 * CQE.  A new start of connected mode, with a new
+			 * receive CQ, begins the count again.
 			 */
 			netdev_warn(priv->netdev,
 				    "RC QP 0x%06x: %u receives never completed\n",
@@ -325,9 +331,8 @@ static void ipoib_cm_nosrq_release(struct ipoib_cm_conn *conn)
 			for (i = 0; i < conn->rx_max; i++)
 				WRITE_ONCE(conn->rx_ring[i].conn, NULL);
 		}
-		ipoib_cm_nosrq_give(priv, conn->rx_alloc);
 		conn->rx_ring = NULL;
-		conn->rx_alloc = 0;
+		WRITE_ONCE(conn->rx_alloc, 0);
 	}
 	kvfree(conn->rx_free);
 	conn->rx_free = NULL;

@@ -321,7 +321,13 @@ int ipoib_cm_service_id_qpn(__be64 sid, u32 *qpn);
 u32 ipoib_cm_conn_mtu(u32 local_rx_mtu, u32 peer_rx_mtu);
 
 /* ipoib_cm_size.c */
+/* Receives on an accepted no-SRQ QP before the REP. */
+#define IPOIB_CM_NOSRQ_FIRST		16U
+/* New QPs whose first receives growth leaves room for. */
+#define IPOIB_CM_NOSRQ_RESERVE_QPS	8U
 u32 ipoib_cm_nosrq_budget(u64 mem, u32 buf_bytes, u32 max_cqe);
+u32 ipoib_cm_nosrq_reserve(u32 budget);
+bool ipoib_cm_nosrq_may_take(u32 budget, u32 used, bool grow);
 u32 ipoib_cm_recv_cqe(u32 bufs, u32 max_cqe);
 
 /* ipoib_cm_state.c: the state machine as a table, and its names */

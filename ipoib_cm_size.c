@@ -42,6 +42,32 @@ u32 ipoib_cm_nosrq_budget(u64 mem, u32 buf_bytes, u32 max_cqe)
 }
 
 /**
+ * ipoib_cm_nosrq_reserve - the part of the budget growth may not take
+ * @budget: the no-SRQ budget, in buffers
+ *
+ * Room for the first receives of IPOIB_CM_NOSRQ_RESERVE_QPS new QPs
+ * (accepted: IPOIB_CM_NOSRQ_FIRST each), at most a quarter of the budget:
+ * busy connections growing their rings must not leave a new peer, or a
+ * connection of ours, nothing to begin with.
+ */
+u32 ipoib_cm_nosrq_reserve(u32 budget)
+{
+	return min(budget / 4,
+		   IPOIB_CM_NOSRQ_RESERVE_QPS * IPOIB_CM_NOSRQ_FIRST);
+}
+
+/**
+ * ipoib_cm_nosrq_may_take - whether one more buffer fits the budget
+ * @budget: the no-SRQ budget, in buffers
+ * @used: the buffers there would be with this one
+ * @grow: the buffer grows a ring (a QP's first ones may use the reserve)
+ */
+bool ipoib_cm_nosrq_may_take(u32 budget, u32 used, bool grow)
+{
+	return used <= budget - (grow ? ipoib_cm_nosrq_reserve(budget) : 0);
+}
+
+/**
  * ipoib_cm_recv_cqe - entries of the RC receive CQ
  * @bufs: the most receive buffers there can be: the SRQ's size, or the
  *	no-SRQ budget (at most @max_cqe - IPOIB_CM_DRAIN_WRS)

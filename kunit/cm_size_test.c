@@ -61,6 +61,34 @@ static void cq_holds_every_buffer(struct kunit *test)
 	}
 }
 
+/* Growth leaves room for the first receives of new QPs; they may use it. */
+static void reserve_for_new_qps(struct kunit *test)
+{
+	static const u32 budgets[] = { 0, 1, 16, 32, 512, 4096, 32765 };
+	unsigned int i;
+	u32 b, r;
+
+	KUNIT_EXPECT_EQ(test, ipoib_cm_nosrq_reserve(4096),
+			IPOIB_CM_NOSRQ_RESERVE_QPS * IPOIB_CM_NOSRQ_FIRST);
+	KUNIT_EXPECT_EQ(test, ipoib_cm_nosrq_reserve(32), 8U);
+	for (i = 0; i < ARRAY_SIZE(budgets); i++) {
+		b = budgets[i];
+		r = ipoib_cm_nosrq_reserve(b);
+		KUNIT_EXPECT_LE(test, r, b / 4);
+		/* Growth up to budget - reserve, not one buffer more. */
+		if (b - r)
+			KUNIT_EXPECT_TRUE(test,
+					  ipoib_cm_nosrq_may_take(b, b - r, true));
+		KUNIT_EXPECT_FALSE(test,
+				   ipoib_cm_nosrq_may_take(b, b - r + 1, true));
+		/* A QP's first receives: the whole budget, no more. */
+		if (b)
+			KUNIT_EXPECT_TRUE(test,
+					  ipoib_cm_nosrq_may_take(b, b, false));
+		KUNIT_EXPECT_FALSE(test, ipoib_cm_nosrq_may_take(b, b + 1, false));
+	}
+}
+
 static void cq_of_an_srq(struct kunit *test)
 {
 	KUNIT_EXPECT_EQ(test, ipoib_cm_recv_cqe(256, 32767),
@@ -72,6 +100,7 @@ static struct kunit_case cm_size_cases[] = {
 	KUNIT_CASE(budget_from_memory),
 	KUNIT_CASE(budget_within_the_cq),
 	KUNIT_CASE(cq_holds_every_buffer),
+	KUNIT_CASE(reserve_for_new_qps),
 	KUNIT_CASE(cq_of_an_srq),
 	{}
 };
