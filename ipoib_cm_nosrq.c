@@ -107,6 +107,17 @@ static int ipoib_cm_nosrq_add(struct ipoib_cm_conn *conn, gfp_t gfp,
 	return 0;
 }
 
+/* Used: grow the ring so the peer finds room.  rx_lock held. */
+static unsigned int ipoib_cm_nosrq_grow(struct ipoib_cm_conn *conn)
+{
+	unsigned int n;
+
+	for (n = 0; n < IPOIB_CM_NOSRQ_GROW; n++)
+		if (ipoib_cm_nosrq_add(conn, GFP_ATOMIC, true))
+			break;
+	return n;
+}
+
 /* A consumed buffer given back: its pages, its slot, its budget. */
 static void ipoib_cm_nosrq_shrink(struct ipoib_cm_conn *conn,
 				  struct ipoib_cm_rx_buf *buf)
@@ -219,7 +230,7 @@ static void ipoib_cm_nosrq_repost(struct ipoib_priv *priv,
 				  struct ipoib_cm_conn *conn,
 				  struct ipoib_cm_rx_buf *buf, bool consumed)
 {
-	unsigned int i, grown = 0;
+	unsigned int grown;
 	bool quiet, drained;
 
 	if (!conn) {
@@ -243,13 +254,7 @@ static void ipoib_cm_nosrq_repost(struct ipoib_priv *priv,
 			return;
 		}
 		if (!ipoib_cm_nosrq_post(conn, buf)) {
-			/* Used: grow the ring so the peer finds room. */
-			for (i = 0; i < IPOIB_CM_NOSRQ_GROW; i++) {
-				if (ipoib_cm_nosrq_add(conn, GFP_ATOMIC,
-							true))
-					break;
-				grown++;
-			}
+			grown = ipoib_cm_nosrq_grow(conn);
 			spin_unlock_bh(&conn->rx_lock);
 			if (grown)
 				ipoib_cm_count(priv, IPOIB_CM_ST_RX_GROWN,
