@@ -12,7 +12,7 @@
 #    accepted QP's buffers back;
 #  - cm_bidirectional=1: the peer sends back over the connection host 0
 #    opened; that QP's ring grows from one receive, nothing is lost;
-#  - cm_nosrq_per_peer=1 and cm_nosrq_mem=2: a second connection from one
+#  - cm_nosrq_per_peer=1 and cm_nosrq_mem=3: a second connection from one
 #    GID and a connection the memory cannot take are refused (NO_QP,
 #    counted, UD still works), and a transfer into a QP whose growth the
 #    memory stops arrives whole.
@@ -117,10 +117,11 @@ unload_checked
 hosts_down
 
 # Limits against peers: one connection per peer GID (cm_nosrq_per_peer=1)
-# and 2 MiB, 32 buffers, for all the no-SRQ QPs of an interface
-# (cm_nosrq_mem=2).  Refused REQs are answered with NO_QP, counted, and
-# the peer is served over UD; the connections there are untouched.
-load_module default_mode=connected cm_srq=0 cm_nosrq_per_peer=1 cm_nosrq_mem=2
+# and 3 MiB, 48 buffers, for all the no-SRQ QPs of an interface
+# (cm_nosrq_mem=3; growth stops 12 short of it, the reserve for new QPs).
+# Refused REQs are answered with NO_QP, counted, and the peer is served
+# over UD; the connections there are untouched.
+load_module default_mode=connected cm_srq=0 cm_nosrq_per_peer=1 cm_nosrq_mem=3
 for i in 0 1 2; do host_up $i; done
 for i in 0 1 2; do host_wait $i; done
 # Host 1 dials host 0 (16 receives there), host 0 dials back (1).
@@ -140,20 +141,20 @@ in1 ping -6 -c 3 -i 0.3 -W 10 2001:db8:2::1 ||
 	fail "host 0 did not refuse a second connection from host 1's GID"
 [ "$(cm_conns rxe0 | grep -c ' passive ')" = 1 ] ||
 	fail "host 0 accepted over the per-peer cap"
-# Host 2 dials host 0, whose receive memory cannot take 16 more buffers.
-in2 ping -c 3 -i 0.3 -W 10 192.0.2.1 || fail "no ping 2 -> 0 (over UD)"
-[ "$(cm_stat rxe0 req_over_nosrq_mem)" -ge 1 ] ||
-	fail "host 0 did not refuse host 2 for receive memory"
-# The connection from host 1 grows until the memory is used up; the rest
-# waits in host 1's RNR retries, and every byte arrives.
+# The connection from host 1 grows until only the reserve is left; the
+# rest waits in host 1's RNR retries, and every byte arrives.
 tcp_digest_check 8 ns1 ns0 2001:db8::1 ||
 	fail "1 -> 0 with the receive memory used up arrived damaged or short"
 [ "$(cm_stat rxe0 nosrq_rx_budget_full)" -ge 1 ] ||
 	fail "host 0's receive memory was never used up"
+# Host 2 dials host 0, whose receive memory cannot take 16 more buffers.
+in2 ping -c 3 -i 0.3 -W 10 192.0.2.1 || fail "no ping 2 -> 0 (over UD)"
+[ "$(cm_stat rxe0 req_over_nosrq_mem)" -ge 1 ] ||
+	fail "host 0 did not refuse host 2 for receive memory"
 total=$(cm_conns rxe0 | awk '{ for (i = 1; i < NF; i++) if ($i == "rx_buf_bytes") s += $(i + 1) } END { print s + 0 }')
 cat "$(cm_debugfs rxe0)/connections"
 say "host 0's receive buffers: $total bytes"
-[ "$total" -le $((2 << 20)) ] || fail "host 0's receive buffers take $total bytes, over cm_nosrq_mem=2"
+[ "$total" -le $((3 << 20)) ] || fail "host 0's receive buffers take $total bytes, over cm_nosrq_mem=3"
 cm_conns rxe0 | matches ' passive live ' || fail "the connection from host 1 is gone"
 rxe_clean rxe0 rxe1 rxe2
 unload_checked
