@@ -451,14 +451,18 @@ static bool ipoib_cm_reap_finish(struct ipoib_cm_conn *conn)
 	struct sk_buff_head waiting, too_big;
 	struct sk_buff *skb;
 	unsigned int n = 0;
-	bool keep;
+	bool failed, keep;
 
 	__skb_queue_head_init(&waiting);
 	__skb_queue_head_init(&too_big);
 	netif_tx_lock_bh(priv->netdev);
 	spin_lock(&priv->cm.lock);
-	/* A connection whose QP was leaked is never used again. */
-	keep = conn->state == IPOIB_CM_FAILED && !conn->leaked;
+	failed = conn->state == IPOIB_CM_FAILED;
+	/*
+	 * A connection whose QP was leaked is never used again; what waited
+	 * on it still goes over UD.
+	 */
+	keep = failed && !conn->leaked;
 	conn->reaping = false;
 	if (!keep) {
 		hash_del(&conn->node);
@@ -468,7 +472,7 @@ static bool ipoib_cm_reap_finish(struct ipoib_cm_conn *conn)
 	skb_queue_splice_init(&conn->queue, &waiting);
 	spin_unlock(&conn->lock);
 	spin_unlock(&priv->cm.lock);
-	if (keep)
+	if (failed)
 		ipoib_cm_tx_fallback(conn, &waiting, &too_big);
 	netif_tx_unlock_bh(priv->netdev);
 
