@@ -32,6 +32,7 @@
 
 #include <linux/error-injection.h>
 #include <linux/jhash.h>
+#include <linux/module.h>
 #include <linux/rtnetlink.h>
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
@@ -305,6 +306,12 @@ static void ipoib_cm_leak_qp(struct ipoib_cm_conn *conn)
 		    conn->qp_num);
 	WRITE_ONCE(conn->leaked, true);
 	priv->cm.leaked_qps++;
+	/*
+	 * The QP's and CQ's handlers, and those of the receive CQ and SRQ
+	 * leaked with them, are this module's code: it stays loaded.  (A
+	 * leak inside the module's own exit cannot stop the unload.)
+	 */
+	__module_get(THIS_MODULE);
 	ipoib_cm_poll_close(conn);
 	spin_lock_bh(&conn->lock);
 	conn->qp = NULL;
