@@ -75,6 +75,11 @@ int ipoib_cm_start(struct ipoib_priv *priv)
 			goto err;
 		}
 		priv->cm.nosrq_budget = bufs;
+	} else if ((u64)bufs + IPOIB_CM_DRAIN_WRS > max_cqe) {
+		netdev_err(priv->netdev, "recv_queue_size (%u) and the drain need more entries than a CQ of %s holds (%u)\n",
+			   bufs, dev_name(&priv->ibdev->dev), max_cqe);
+		ret = -EINVAL;
+		goto err;
 	}
 	cq_attr.cqe = ipoib_cm_recv_cqe(bufs, max_cqe);
 	priv->cm.recv_cq = ib_create_cq(priv->ibdev, ipoib_cm_recv_cq_event,
