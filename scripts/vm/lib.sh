@@ -213,12 +213,19 @@ hosts_up() {
 	say "hosts up: $IB0 in ns0, $IB1 in ns1"
 }
 
+# link_addr NS DEV: DEV's link address, as ip prints it.  (awk, not
+# python: under TCG and KASAN a python start costs a second or more.)
+link_addr() {
+	ip -n "$1" -o link show dev "$2" |
+		awk '{ for (i = 1; i < NF; i++) if ($i ~ /^link\//) { print $(i + 1); exit } }'
+}
+
 # Hosts 0 and 1 know each other's link address already (no ARP): the
 # first packet of either side dials a connection.
 static_neighbours() {
 	local a0 a1
-	a0=$(ip -n ns0 -j link show "$IB0" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["address"])')
-	a1=$(ip -n ns1 -j link show "$IB1" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["address"])')
+	a0=$(link_addr ns0 "$IB0")
+	a1=$(link_addr ns1 "$IB1")
 	in0 ip neigh replace 192.0.2.2 lladdr "$a1" dev "$IB0" nud permanent
 	in1 ip neigh replace 192.0.2.1 lladdr "$a0" dev "$IB1" nud permanent
 }
@@ -232,8 +239,9 @@ static_neighbours() {
 path_ready() {
 	local ns=$1 dev=$2 addr=$3 peer=$4 ll rx
 
-	ll=$(ip -n "$ns" -j neigh show "$addr" dev "$dev" |
-		python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["lladdr"])')
+	ll=$(ip -n "$ns" neigh show "$addr" dev "$dev" |
+		awk '{ for (i = 1; i < NF; i++) if ($i == "lladdr") { print $(i + 1); exit } }')
+	[ -n "$ll" ] || fail "$ns: no neighbour entry for $addr"
 	ip -n "$ns" neigh replace "$addr" lladdr "00${ll:2}" dev "$dev" nud permanent
 	ip netns exec "$peer" python3 -c '
 import socket, sys
