@@ -445,14 +445,39 @@ static void ipoib_cm_free(struct ipoib_cm_conn *conn)
 }
 
 /*
- * The end of a reap: keep a FAILED connection in the table, QP-less,
- * serving its peer over UD until its retry, or take any other out of it.
- * Decided in the cm.lock section that clears conn->reaping, so a state
- * change before it is seen here and one after it queues a new reap.
- * Under the transmit lock, so that no new packet to the peer overtakes
- * the ones that waited.  Returns true if the connection was kept.
+ * A FAILED connection whose QP was leaked leaves the table, but not its
+ * backoff: @heir, QP-less and FAILED since its creation, takes its place
+ * and serves the peer over UD until the retry.  Without it the peer's
+ * next packet would dial at once, and a fault that leaks a QP on every
+ * failed setup would leak one per packet.  cm.lock held.
  */
-static bool ipoib_cm_reap_finish(struct ipoib_cm_conn *conn)
+static void ipoib_cm_failed_heir(struct ipoib_cm_conn *conn,
+				 struct ipoib_cm_conn *heir)
+{
+	lockdep_assert_held(&conn->priv->cm.lock);
+	heir->state = IPOIB_CM_FAILED;
+	heir->backoff = conn->backoff;
+	heir->retry_at = conn->retry_at;
+	heir->ietf_sid = conn->ietf_sid;
+	heir->last_used = conn->last_used;
+	if (conn->ah)
+		kref_get(&conn->ah->ref);
+	heir->ah = conn->ah;
+	ipoib_cm_conn_insert(heir);
+}
+
+/*
+ * The end of a reap: keep a FAILED connection in the table, QP-less,
+ * serving its peer over UD until its retry, or take any other out of it
+ * (a FAILED one whose QP was leaked leaves @*heir in its place, and
+ * *heir becomes NULL).  Decided in the cm.lock section that clears
+ * conn->reaping, so a state change before it is seen here and one after
+ * it queues a new reap.  Under the transmit lock, so that no new packet
+ * to the peer overtakes the ones that waited.  Returns true if the
+ * connection was kept.
+ */
+static bool ipoib_cm_reap_finish(struct ipoib_cm_conn *conn,
+				 struct ipoib_cm_conn **heir)
 {
 	struct ipoib_priv *priv = conn->priv;
 	struct sk_buff_head waiting, too_big;
@@ -474,6 +499,10 @@ static bool ipoib_cm_reap_finish(struct ipoib_cm_conn *conn)
 	if (!keep) {
 		hash_del(&conn->node);
 		priv->cm.nr_conns--;
+	}
+	if (failed && !keep && *heir) {
+		ipoib_cm_failed_heir(conn, *heir);
+		*heir = NULL;
 	}
 	spin_lock(&conn->lock);
 	skb_queue_splice_init(&conn->queue, &waiting);
@@ -521,8 +550,9 @@ void ipoib_cm_reap_work(struct work_struct *work)
 {
 	struct ipoib_priv *priv = container_of(work, struct ipoib_priv,
 					       cm.reap_work);
-	struct ipoib_cm_conn *conn, *tmp;
+	struct ipoib_cm_conn *conn, *tmp, *heir;
 	LIST_HEAD(batch);
+	bool keep;
 
 	spin_lock_bh(&priv->cm.lock);
 	list_splice_init(&priv->cm.reap_list, &batch);
@@ -539,7 +569,14 @@ void ipoib_cm_reap_work(struct work_struct *work)
 		/* Off the batch first: a new close may queue it again. */
 		list_del_init(&conn->reap_node);
 		ipoib_cm_teardown_end(conn);
-		if (ipoib_cm_reap_finish(conn))
+		/* Only a leak makes one; used only if the state is FAILED. */
+		heir = NULL;
+		if (conn->leaked && conn->active)
+			heir = ipoib_cm_conn_alloc(priv, &conn->gid, conn->qpn,
+						   true, GFP_KERNEL);
+		keep = ipoib_cm_reap_finish(conn, &heir);
+		kfree(heir);		/* not taken: the state was not FAILED */
+		if (keep)
 			continue;
 		ipoib_cm_count(priv, IPOIB_CM_ST_CLOSED, 1);
 		ipoib_cm_forget(conn);
