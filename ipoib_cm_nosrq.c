@@ -22,7 +22,8 @@
  *   taken from one budget, cm_nosrq_mem, before it is allocated; the
  *   budget also sizes the receive CQ (ipoib_cm_size.c), so no mix of
  *   connections can overflow it.  Growth leaves a reserve for the first
- *   receives of new QPs.  A leaked QP's buffers stay counted.  Peers are
+ *   receives of new QPs.  A leaked QP's buffers stay counted until their
+ *   completions come in (each still needs room in the CQ).  Peers are
  *   bounded by cm_max_nosrq accepted QPs per interface and
  *   cm_nosrq_per_peer per GID (ipoib_cm_req_handler()).
  *
@@ -234,8 +235,12 @@ static void ipoib_cm_nosrq_repost(struct ipoib_priv *priv,
 	bool quiet, drained;
 
 	if (!conn) {
-		/* Orphaned by a teardown that timed out: just free it. */
+		/*
+		 * Orphaned by a teardown that timed out: its completion is
+		 * in, so it no longer needs room in the receive CQ.
+		 */
 		ipoib_cm_rx_buf_free(priv, buf);
+		ipoib_cm_nosrq_give(priv, 1);
 		return;
 	}
 	spin_lock_bh(&conn->rx_lock);
@@ -262,8 +267,8 @@ static void ipoib_cm_nosrq_repost(struct ipoib_priv *priv,
 			return;
 		}
 	}
-	/* Set aside (flushed, closing, or not postable): freed on release. */
-	WRITE_ONCE(conn->rx_posted, conn->rx_posted - 1);
+	/* Flushed, closing, or not postable: given back at once. */
+	ipoib_cm_nosrq_shrink(conn, buf);
 	drained = !conn->rx_posted;
 	spin_unlock_bh(&conn->rx_lock);
 	if (drained)
@@ -311,41 +316,50 @@ static void ipoib_cm_nosrq_drain(struct ipoib_priv *priv,
 	}
 }
 
+/*
+ * Receives may still complete on @conn's QP, which teardown leaks: every
+ * buffer still on the QP is orphaned, and its completion frees it and
+ * gives its budget back (ipoib_cm_nosrq_repost()).  A completion the NAPI
+ * took before the orphaning is handled under rx_lock, taken here, and
+ * still uses the ring and its free stack: both stay, leaked with @conn.
+ */
+static void ipoib_cm_nosrq_orphan(struct ipoib_cm_conn *conn)
+{
+	unsigned int i;
+
+	spin_lock_bh(&conn->rx_lock);
+	netdev_warn(conn->priv->netdev,
+		    "RC QP 0x%06x: %u receives never completed\n",
+		    conn->qp_num, conn->rx_posted);
+	for (i = 0; i < conn->rx_max; i++)
+		WRITE_ONCE(conn->rx_ring[i].conn, NULL);
+	spin_unlock_bh(&conn->rx_lock);
+}
+
 static void ipoib_cm_nosrq_release(struct ipoib_cm_conn *conn)
 {
 	struct ipoib_priv *priv = conn->priv;
 	unsigned int i;
 
+	if (conn->rx_counted) {
+		atomic_dec(&priv->cm.nosrq_conns);
+		conn->rx_counted = false;
+	}
+	if (conn->rx_ring && !ipoib_cm_nosrq_drained(conn)) {
+		ipoib_cm_nosrq_orphan(conn);
+		return;
+	}
 	if (conn->rx_ring) {
-		if (ipoib_cm_nosrq_drained(conn)) {
-			for (i = 0; i < conn->rx_max; i++)
-				ipoib_cm_rx_buf_free(priv, &conn->rx_ring[i]);
-			kvfree(conn->rx_ring);
-			ipoib_cm_nosrq_give(priv, conn->rx_alloc);
-		} else {
-			/*
-			 * Completions may still come: let them free their
-			 * pages; the ring itself is leaked, and its buffers
-			 * stay counted in the budget: each may still bring a
-			 * CQE.  A new start of connected mode, with a new
-			 * receive CQ, begins the count again.
-			 */
-			netdev_warn(priv->netdev,
-				    "RC QP 0x%06x: %u receives never completed\n",
-				    conn->qp_num, conn->rx_posted);
-			for (i = 0; i < conn->rx_max; i++)
-				WRITE_ONCE(conn->rx_ring[i].conn, NULL);
-		}
+		for (i = 0; i < conn->rx_max; i++)
+			ipoib_cm_rx_buf_free(priv, &conn->rx_ring[i]);
+		kvfree(conn->rx_ring);
 		conn->rx_ring = NULL;
+		ipoib_cm_nosrq_give(priv, conn->rx_alloc);
 		WRITE_ONCE(conn->rx_alloc, 0);
 	}
 	kvfree(conn->rx_free);
 	conn->rx_free = NULL;
 	conn->rx_nfree = 0;
-	if (conn->rx_counted) {
-		atomic_dec(&priv->cm.nosrq_conns);
-		conn->rx_counted = false;
-	}
 }
 
 static void ipoib_cm_nosrq_show(struct seq_file *m, struct ipoib_cm_conn *conn)
