@@ -38,6 +38,10 @@ static int ipoib_cm_conns_show(struct seq_file *m, void *unused)
 	seq_printf(m, "# %s mode, %s receives, receive MTU %u, %u connections\n",
 		   READ_ONCE(priv->cm.admin) ? "connected" : "datagram",
 		   priv->cm.ops->name, priv->cm.rx_mtu, priv->cm.nr_conns);
+	/* What teardown had to leave, and the no-SRQ budget in use. */
+	seq_printf(m, "# leaked_qps %u nosrq_rx_bufs %d\n",
+		   READ_ONCE(priv->cm.leaked_qps),
+		   atomic_read(&priv->cm.nosrq_bufs));
 	seq_puts(m, "# peer_gid peer_qpn dir state qpn mtu tx_packets tx_bytes rx_packets rx_bytes queued held dropped ...\n");
 	spin_lock_bh(&priv->cm.lock);
 	hash_for_each(priv->cm.conns, bkt, conn, node) {
