@@ -3,18 +3,18 @@
 #
 # Build the test tools the VM scenarios use, warnings as errors:
 #
-#   scripts/build-tools.sh KDIR OUTDIR [ud_inject] [cm_inject]
+#   scripts/build-tools.sh KDIR OUTDIR [ud_inject] [cm_inject] [qp_err_fail]
 #
-# ud_inject: a verbs program (OUTDIR/ud_inject).  cm_inject: a module for
-# the kernel tree KDIR, built with W=1 (OUTDIR/cm_inject/cm_inject.ko).
-# Without names, both.
+# ud_inject: a verbs program (OUTDIR/ud_inject).  cm_inject and
+# qp_err_fail: modules for the kernel tree KDIR, built with W=1
+# (OUTDIR/NAME/NAME.ko).  Without names, all three.
 set -euo pipefail
 
 TOPDIR=$(cd "$(dirname "$0")/.." && pwd)
 kdir=${1:?usage: build-tools.sh KDIR OUTDIR [tool...]}
 outdir=$(realpath -m "${2:?usage: build-tools.sh KDIR OUTDIR [tool...]}")
 shift 2
-[ $# -gt 0 ] || set -- ud_inject cm_inject
+[ $# -gt 0 ] || set -- ud_inject cm_inject qp_err_fail
 
 mkdir -p "$outdir"
 for tool in "$@"; do
@@ -23,14 +23,14 @@ for tool in "$@"; do
 		gcc -O2 -Wall -Wextra -Werror -o "$outdir/ud_inject" \
 			"$TOPDIR/scripts/tools/ud_inject.c" -libverbs
 		;;
-	cm_inject)
-		rm -rf "${outdir:?}/cm_inject"
-		mkdir -p "$outdir/cm_inject"
-		cp "$TOPDIR"/scripts/tools/cm_inject/{Kbuild,cm_inject.c} \
-			"$outdir/cm_inject/"
-		make -C "$kdir" M="$outdir/cm_inject" W=1 modules 2>&1 |
-			tee "$outdir/cm_inject/build.log"
-		! grep -q 'warning:' "$outdir/cm_inject/build.log"
+	cm_inject | qp_err_fail)
+		rm -rf "${outdir:?}/$tool"
+		mkdir -p "$outdir/$tool"
+		cp "$TOPDIR"/scripts/tools/"$tool"/{Kbuild,"$tool".c} \
+			"$outdir/$tool/"
+		make -C "$kdir" M="$outdir/$tool" W=1 modules 2>&1 |
+			tee "$outdir/$tool/build.log"
+		! grep -q 'warning:' "$outdir/$tool/build.log"
 		;;
 	*)
 		echo "build-tools.sh: no tool $tool" >&2

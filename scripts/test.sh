@@ -117,6 +117,8 @@ run_test build/ud_inject bash scripts/build-tools.sh "$k612" "$BUILD/tools" \
 	ud_inject
 run_test build/cm_inject bash scripts/build-tools.sh "$k612" "$BUILD/tools" \
 	cm_inject
+run_test build/qp_err_fail bash scripts/build-tools.sh "$k612" "$BUILD/tools" \
+	qp_err_fail
 
 # The other builds and the style and static checks, as one job.
 static_checks() {
