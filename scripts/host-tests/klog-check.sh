@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # klog-check.sh --alloc-failures skips the memory manager's reports of
-# failed allocations, and nothing else: a report alone passes only with
+# failed allocations, --leaks the driver's warnings of a leaked QP, and
+# nothing else: a report alone passes only with
 # the flag, a stack of any other origin fails with it too, and so does a
 # finding right after a skipped report.
 set -uo pipefail
@@ -36,5 +37,24 @@ fi
 if check --alloc-failures "$tmp/alloc-trace"; then
 	echo "FAIL: a stack of another origin passed with --alloc-failures"; rc=1
 fi
-[ $rc = 0 ] && echo "klog-check: allocation-failure reports skipped only with the flag, nothing else"
+
+# --leaks: the driver's leak warnings pass with it, nothing else does.
+cat > "$tmp/leak" <<'LOG'
+[  201.000001] ipoib_cm: ib0: cannot move RC QP 0x000012 to ERR: -5
+[  201.000002] ipoib_cm: ib0: RC QP 0x000012: completions may still arrive: QP, CQ and buffers leaked
+[  203.000003] ipoib_cm: ib0: 1 RC QPs were leaked: their receive CQ is leaked too
+LOG
+{ cat "$tmp/leak"; echo '[  204.000000] ipoib_cm: ib0: RC QP 0x000013: sends not flushed in time'; } > "$tmp/leak-timeout"
+if check "$tmp/leak"; then
+	echo "FAIL: the leak warnings passed without --leaks"; rc=1
+fi
+check --leaks "$tmp/leak" ||
+	{ echo "FAIL: the leak warnings failed with --leaks"; rc=1; }
+if check --leaks "$tmp/leak-timeout"; then
+	echo "FAIL: a teardown timeout passed with --leaks"; rc=1
+fi
+if check --leaks --alloc-failures "$tmp/alloc-warn"; then
+	echo "FAIL: a WARNING passed with both flags"; rc=1
+fi
+[ $rc = 0 ] && echo "klog-check: allocation-failure reports and leak warnings skipped only with their flags, nothing else"
 exit $rc
