@@ -263,6 +263,7 @@ struct ipoib_cm_dev {
 
 	spinlock_t lock;		/* conns, states, ids */
 	DECLARE_HASHTABLE(conns, 8);
+	DECLARE_HASHTABLE(passive, 6);	/* the passive ones by peer GID */
 	unsigned int nr_conns;
 	struct xarray qpns;		/* QPN -> conn, for receives */
 	struct ib_cm_id *listen[2];	/* OFED and IETF Service IDs */

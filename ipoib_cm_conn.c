@@ -5,8 +5,9 @@
  * reaping.  The CM messages that set it up are ipoib_cm_handshake.c's.
  *
  * Locking:
- *   priv->cm.lock (BH)   the table, every connection's state, cm_id and
- *                        reaping flag.
+ *   priv->cm.lock (BH)   the table (and its index of passive connections
+ *                        by peer GID), every connection's state, cm_id
+ *                        and reaping flag.
  *   conn->lock (BH)      a connection's send ring, queue, QP and send CQ;
  *                        nests inside cm.lock.
  *   priv->cm.poll_lock   connections whose send CQ fired (any context).
@@ -45,6 +46,12 @@
 static u32 ipoib_cm_hash(const union ib_gid *gid, u32 qpn)
 {
 	return jhash(gid->raw, sizeof(gid->raw), qpn);
+}
+
+/* Passive connections by the peer's GID alone: the per-peer cap. */
+static u32 ipoib_cm_peer_hash(const union ib_gid *gid)
+{
+	return jhash(gid->raw, sizeof(gid->raw), 0);
 }
 
 /**
@@ -134,7 +141,25 @@ void ipoib_cm_conn_insert(struct ipoib_cm_conn *conn)
 	lockdep_assert_held(&priv->cm.lock);
 	hash_add(priv->cm.conns, &conn->node,
 		 ipoib_cm_hash(&conn->gid, conn->qpn));
+	if (!conn->active)
+		hash_add(priv->cm.passive, &conn->peer_node,
+			 ipoib_cm_peer_hash(&conn->gid));
 	priv->cm.nr_conns++;
+}
+
+/* Connections a peer port opened to us, closing ones too; cm.lock held. */
+unsigned int ipoib_cm_peer_conns(struct ipoib_priv *priv,
+				 const union ib_gid *gid)
+{
+	struct ipoib_cm_conn *conn;
+	unsigned int n = 0;
+
+	lockdep_assert_held(&priv->cm.lock);
+	hash_for_each_possible(priv->cm.passive, conn, peer_node,
+			       ipoib_cm_peer_hash(gid))
+		if (!memcmp(conn->gid.raw, gid->raw, sizeof(gid->raw)))
+			n++;
+	return n;
 }
 
 /*
@@ -498,6 +523,8 @@ static bool ipoib_cm_reap_finish(struct ipoib_cm_conn *conn,
 	conn->reaping = false;
 	if (!keep) {
 		hash_del(&conn->node);
+		if (!conn->active)
+			hash_del(&conn->peer_node);
 		priv->cm.nr_conns--;
 	}
 	if (failed && !keep && *heir) {

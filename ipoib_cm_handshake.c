@@ -293,18 +293,9 @@ static bool ipoib_cm_req_pkey_ok(struct ipoib_priv *priv,
 static bool ipoib_cm_peer_full(struct ipoib_priv *priv,
 			       const union ib_gid *gid)
 {
-	struct ipoib_cm_conn *conn;
-	unsigned int n = 0;
-	int bkt;
-
-	lockdep_assert_held(&priv->cm.lock);
 	if (priv->cm.ops->srq)
 		return false;
-	hash_for_each(priv->cm.conns, bkt, conn, node)
-		if (!conn->active &&
-		    !memcmp(conn->gid.raw, gid->raw, sizeof(gid->raw)))
-			n++;
-	return n >= ipoib_cm_nosrq_per_peer;
+	return ipoib_cm_peer_conns(priv, gid) >= ipoib_cm_nosrq_per_peer;
 }
 
 static noinline int ipoib_cm_send_rep(struct ipoib_cm_conn *conn,

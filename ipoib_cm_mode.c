@@ -370,6 +370,7 @@ int ipoib_cm_init(struct ipoib_priv *priv)
 	spin_lock_init(&cm->lock);
 	spin_lock_init(&cm->poll_lock);
 	hash_init(cm->conns);
+	hash_init(cm->passive);
 	xa_init_flags(&cm->qpns, XA_FLAGS_LOCK_BH);
 	INIT_LIST_HEAD(&cm->poll_list);
 	INIT_LIST_HEAD(&cm->reap_list);

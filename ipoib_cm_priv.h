@@ -119,6 +119,7 @@ enum {
 /* One RC connection and its QP. */
 struct ipoib_cm_conn {
 	struct hlist_node node;		/* priv->cm.conns, under cm.lock */
+	struct hlist_node peer_node;	/* passive: cm.passive, cm.lock */
 	struct list_head poll_node;	/* priv->cm.poll_list, poll_lock */
 	struct list_head reap_node;	/* cm.reap_list, then a reap batch */
 	struct rcu_head rcu;
@@ -345,6 +346,8 @@ struct ipoib_cm_conn *ipoib_cm_conn_alloc(struct ipoib_priv *priv,
 					  const union ib_gid *gid, u32 qpn,
 					  bool active, gfp_t gfp);
 void ipoib_cm_conn_insert(struct ipoib_cm_conn *conn);
+unsigned int ipoib_cm_peer_conns(struct ipoib_priv *priv,
+				 const union ib_gid *gid);
 struct ipoib_cm_conn *ipoib_cm_lookup(struct ipoib_priv *priv,
 				      const union ib_gid *gid, u32 qpn,
 				      bool active);
