@@ -108,9 +108,37 @@ MODULE_PARM_DESC(cm_max_nosrq,
 module_param_named(cm_nosrq_per_peer, ipoib_cm_nosrq_per_peer, uint, 0444);
 MODULE_PARM_DESC(cm_nosrq_per_peer,
 		 "Connected mode without SRQ: the most connections one peer (GID) may open to one interface; more are rejected and served over UD (default 8)");
-module_param_named(cm_nosrq_mem, ipoib_cm_nosrq_mem, uint, 0444);
+/*
+ * A budget of no receive buffer would make every switch to connected mode
+ * without SRQ, and every ifup in it, fail: refused at load instead.  One
+ * MiB holds more than a dozen buffers of the largest size.
+ */
+static int ipoib_param_mib_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n;
+	int ret;
+
+	ret = kstrtouint(val, 0, &n);
+	if (ret)
+		return ret;
+	if (!n) {
+		pr_err("%s must be at least 1 (MiB)\n", kp->name);
+		return -EINVAL;
+	}
+	*(unsigned int *)kp->arg = n;
+	return 0;
+}
+
+static const struct kernel_param_ops ipoib_param_mib_ops = {
+	.set = ipoib_param_mib_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(cm_nosrq_mem, &ipoib_param_mib_ops, &ipoib_cm_nosrq_mem,
+		0444);
+__MODULE_PARM_TYPE(cm_nosrq_mem, "uint");
 MODULE_PARM_DESC(cm_nosrq_mem,
-		 "Connected mode without SRQ: the receive buffers of all RC QPs of one interface, opened and accepted, in MiB (default 256)");
+		 "Connected mode without SRQ: the receive buffers of all RC QPs of one interface, opened and accepted, in MiB: 1 or more (default 256)");
 module_param_named(cm_idle_timeout, ipoib_cm_idle_timeout, uint, 0644);
 MODULE_PARM_DESC(cm_idle_timeout,
 		 "Connected mode: seconds without traffic before a connection is closed, 0 never; writable at run time (default 300)");
