@@ -22,19 +22,21 @@
  *   taken from one budget, cm_nosrq_mem, before it is allocated; the
  *   budget also sizes the receive CQ (ipoib_cm_size.c), so no mix of
  *   connections can overflow it.  Growth leaves a reserve for the first
- *   receives of new QPs.  A leaked QP's buffers stay counted until their
- *   completions come in (each still needs room in the CQ).  Peers are
+ *   receives of new QPs.  A ring's own bookkeeping counts too, in
+ *   buffers' worth (ipoib_cm_nosrq_ring_units()).  A leaked QP's buffers
+ *   stay counted until their completions come in (each still needs room
+ *   in the CQ), its ring for good.  Peers are
  *   bounded by cm_max_nosrq accepted QPs per interface and
  *   cm_nosrq_per_peer per GID (ipoib_cm_req_handler()).
  *
  * Buffers are added and removed under conn->rx_lock, by the CM NAPI;
  * before that (qp_ready) and after teardown (release) the QP's owner has
  * them alone.  A ring slot is free (on the rx_free stack, no pages) or
- * holds a buffer, posted or set aside.
+ * holds a buffer: posted, or completed and in the NAPI's hands.
  *
  * conn->rx_posted counts the buffers handed to the QP whose completion has
  * not been fully handled; it is decremented only after a completed buffer
- * was reposted, given back or set aside, so teardown, which waits for it
+ * was reposted or given back, so teardown, which waits for it
  * to reach zero, never destroys a QP a repost is about to use.
  */
 
@@ -52,16 +54,31 @@
 /* No receive for this long: the next consumed buffer is given back. */
 #define IPOIB_CM_NOSRQ_QUIET	HZ
 
-/* One buffer from the interface's budget; growth leaves the reserve. */
-static bool ipoib_cm_nosrq_take(struct ipoib_priv *priv, bool grow)
+/* @n buffers' worth of the interface's budget; growth leaves the reserve. */
+static bool ipoib_cm_nosrq_take_n(struct ipoib_priv *priv, unsigned int n,
+				  bool grow)
 {
-	u32 used = atomic_inc_return(&priv->cm.nosrq_bufs);
+	u32 used = atomic_add_return(n, &priv->cm.nosrq_bufs);
 
 	if (ipoib_cm_nosrq_may_take(priv->cm.nosrq_budget, used, grow))
 		return true;
-	atomic_dec(&priv->cm.nosrq_bufs);
+	atomic_sub(n, &priv->cm.nosrq_bufs);
 	ipoib_cm_count(priv, IPOIB_CM_ST_RX_BUDGET, 1);
 	return false;
+}
+
+static bool ipoib_cm_nosrq_take(struct ipoib_priv *priv, bool grow)
+{
+	return ipoib_cm_nosrq_take_n(priv, 1, grow);
+}
+
+/* The budget a ring of ipoib_recvq_size slots takes for its bookkeeping. */
+static unsigned int ipoib_cm_nosrq_meta(struct ipoib_priv *priv)
+{
+	return ipoib_cm_nosrq_ring_units(ipoib_recvq_size,
+					 sizeof(struct ipoib_cm_rx_buf) +
+					 sizeof(u16),
+					 priv->cm.rx_frags * PAGE_SIZE);
 }
 
 static void ipoib_cm_nosrq_give(struct ipoib_priv *priv, unsigned int n)
@@ -151,7 +168,8 @@ static void ipoib_cm_nosrq_stop(struct ipoib_priv *priv)
 static int ipoib_cm_nosrq_admit(struct ipoib_cm_conn *conn)
 {
 	struct ipoib_priv *priv = conn->priv;
-	unsigned int first = min(ipoib_recvq_size, IPOIB_CM_NOSRQ_FIRST);
+	unsigned int first = min(ipoib_recvq_size, IPOIB_CM_NOSRQ_FIRST) +
+			     ipoib_cm_nosrq_meta(priv);
 
 	if (atomic_read(&priv->cm.nosrq_bufs) + first >
 	    priv->cm.nosrq_budget) {
@@ -198,6 +216,11 @@ static noinline int ipoib_cm_nosrq_qp_ready(struct ipoib_cm_conn *conn)
 				 GFP_KERNEL);
 	if (!conn->rx_ring || !conn->rx_free)
 		return -ENOMEM;
+	/* The ring is memory too: counted until it is freed. */
+	if (!ipoib_cm_nosrq_take_n(conn->priv, ipoib_cm_nosrq_meta(conn->priv),
+				   false))
+		return -ENOBUFS;
+	conn->rx_meta = ipoib_cm_nosrq_meta(conn->priv);
 	/* Slot 0 on top. */
 	for (i = 0; i < conn->rx_max; i++)
 		conn->rx_free[i] = conn->rx_max - 1 - i;
@@ -293,7 +316,7 @@ static bool ipoib_cm_nosrq_batch_drained(struct list_head *batch)
 /*
  * The batch's QPs are in ERR: every receive on them comes back flushed
  * (or filled) through the NAPI, which counts it off rx_posted once it is
- * set aside.  At zero nothing of a QP is left in, or can come to, the
+ * given back.  At zero nothing of a QP is left in, or can come to, the
  * receive CQ.  One IPOIB_CM_DRAIN_TIMEOUT for the whole batch.
  */
 static void ipoib_cm_nosrq_drain(struct ipoib_priv *priv,
@@ -340,12 +363,20 @@ static void ipoib_cm_nosrq_release(struct ipoib_cm_conn *conn)
 {
 	struct ipoib_priv *priv = conn->priv;
 	unsigned int i;
+	bool drained;
 
 	if (conn->rx_counted) {
 		atomic_dec(&priv->cm.nosrq_conns);
 		conn->rx_counted = false;
 	}
-	if (conn->rx_ring && !ipoib_cm_nosrq_drained(conn)) {
+	/*
+	 * Under rx_lock: a NAPI that gave the last buffer back is done with
+	 * the ring, and what it wrote there is seen here.
+	 */
+	spin_lock_bh(&conn->rx_lock);
+	drained = !conn->rx_posted;
+	spin_unlock_bh(&conn->rx_lock);
+	if (conn->rx_ring && !drained) {
 		ipoib_cm_nosrq_orphan(conn);
 		return;
 	}
@@ -354,8 +385,9 @@ static void ipoib_cm_nosrq_release(struct ipoib_cm_conn *conn)
 			ipoib_cm_rx_buf_free(priv, &conn->rx_ring[i]);
 		kvfree(conn->rx_ring);
 		conn->rx_ring = NULL;
-		ipoib_cm_nosrq_give(priv, conn->rx_alloc);
+		ipoib_cm_nosrq_give(priv, conn->rx_alloc + conn->rx_meta);
 		WRITE_ONCE(conn->rx_alloc, 0);
+		conn->rx_meta = 0;
 	}
 	kvfree(conn->rx_free);
 	conn->rx_free = NULL;

@@ -7,7 +7,7 @@
  *
  * The arithmetic.  A receive buffer is in one of three places: posted on
  * a QP, completed with its CQE still in the receive CQ, or in the NAPI's
- * hands (its CQE polled, not yet reposted or set aside).  So a buffer
+ * hands (its CQE polled, not yet reposted or given back).  So a buffer
  * accounts for at most one CQE at any time, and a drain marker (SRQ
  * teardown) for one more.  The SRQ holds at most its size in buffers;
  * without SRQ every buffer of every QP, accepted or opened, is taken from
@@ -65,6 +65,22 @@ u32 ipoib_cm_nosrq_reserve(u32 budget)
 bool ipoib_cm_nosrq_may_take(u32 budget, u32 used, bool grow)
 {
 	return used <= budget - (grow ? ipoib_cm_nosrq_reserve(budget) : 0);
+}
+
+/**
+ * ipoib_cm_nosrq_ring_units - budget a no-SRQ QP's ring bookkeeping takes
+ * @slots: the ring's depth
+ * @slot_bytes: the bookkeeping of one slot (buffer descriptor, free stack)
+ * @buf_bytes: the size of one buffer (non-zero)
+ *
+ * In buffers, rounded up: the budget counts buffers, and a thousand QPs'
+ * rings are memory too (272 bytes a slot on x86-64, 256 slots by default:
+ * two buffers' worth per QP).
+ */
+u32 ipoib_cm_nosrq_ring_units(u32 slots, u32 slot_bytes, u32 buf_bytes)
+{
+	return min_t(u64, DIV_ROUND_UP_ULL((u64)slots * slot_bytes, buf_bytes),
+		     U32_MAX);
 }
 
 /**

@@ -96,12 +96,28 @@ static void cq_of_an_srq(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ipoib_cm_recv_cqe(U32_MAX, U32_MAX), U32_MAX);
 }
 
+/* A ring's bookkeeping, in buffers' worth, rounded up. */
+static void ring_bookkeeping(struct kunit *test)
+{
+	/* The default ring: 256 slots of 274 bytes, 68.5 KiB: two buffers. */
+	KUNIT_EXPECT_EQ(test, ipoib_cm_nosrq_ring_units(256, 274, BUF), 2U);
+	KUNIT_EXPECT_EQ(test, ipoib_cm_nosrq_ring_units(16, 274, BUF), 1U);
+	KUNIT_EXPECT_EQ(test, ipoib_cm_nosrq_ring_units(8192, 274, BUF), 35U);
+	KUNIT_EXPECT_EQ(test, ipoib_cm_nosrq_ring_units(0, 274, BUF), 0U);
+	/* Exactly one buffer's worth is one, not two. */
+	KUNIT_EXPECT_EQ(test, ipoib_cm_nosrq_ring_units(256, 256, BUF), 1U);
+	/* No overflow in the product. */
+	KUNIT_EXPECT_EQ(test, ipoib_cm_nosrq_ring_units(U32_MAX, U32_MAX, 1),
+			U32_MAX);
+}
+
 static struct kunit_case cm_size_cases[] = {
 	KUNIT_CASE(budget_from_memory),
 	KUNIT_CASE(budget_within_the_cq),
 	KUNIT_CASE(cq_holds_every_buffer),
 	KUNIT_CASE(reserve_for_new_qps),
 	KUNIT_CASE(cq_of_an_srq),
+	KUNIT_CASE(ring_bookkeeping),
 	{}
 };
 
