@@ -30,7 +30,9 @@ for tool in "$@"; do
 			"$outdir/$tool/"
 		make -C "$kdir" M="$outdir/$tool" W=1 modules 2>&1 |
 			tee "$outdir/$tool/build.log"
-		! grep -q 'warning:' "$outdir/$tool/build.log"
+		if grep -q 'warning:' "$outdir/$tool/build.log"; then
+			exit 1
+		fi
 		;;
 	*)
 		echo "build-tools.sh: no tool $tool" >&2

@@ -13,8 +13,10 @@
 #    connection to the peer is in the table at once, before any packet;
 #  - the five held datagrams arrive over UD, and five more, sent after
 #    the backoff, over the connection dialled again, all ten in order;
-#  - without the SRQ, the leaked QP's receive, flushed by ERR, gives its
-#    share of cm_nosrq_mem back (nosrq_rx_bufs 0 with no QP left);
+#  - without the SRQ, the leaked QP's receive, flushed by ERR and held back
+#    (host 0's NAPI held) until the QP is leaked, gives its share of
+#    cm_nosrq_mem back once it completes (nosrq_rx_bufs 0 with no QP left);
+#  - the one leak is host 0's, of one QP;
 #  - back in datagram mode, UD still carries traffic, and the leak keeps
 #    the module loaded: rmmod is refused (the leaked QP's handlers are
 #    the module's code).
@@ -53,6 +55,10 @@ leak_round() {
 	udp_burst_rx ns1 192.0.2.2 7200 10 /tmp/cl.rx
 	rx=$!
 	wait_udp ns1 7200
+	# Without the SRQ the leaked QP's receive, flushed by ERR, must come
+	# back after the leak (orphaned), not before it (set aside, then
+	# freed with the ring): host 0's NAPI is held until then.
+	[ "$srq" = 1 ] || napi_hold ns0 "$IB0"
 	ff_arm ipoib_cm_modify 1
 	echo 1 > "$QEF/count"
 	udp_burst_tx ns0 192.0.2.2 7200 5
@@ -71,8 +77,14 @@ leak_round() {
 	wait_for 10 "a QP-less failed connection to keep the backoff" \
 		heir_in_table
 	if [ "$srq" = 0 ]; then
+		# Precondition: the receive is still out, the heir has none.
+		[ "$(nosrq_bufs rxe0)" -gt 0 ] ||
+			{ napi_release; case_fail "precondition: the leaked QP's receive came back before the leak"; }
+		napi_release
 		wait_for 30 "the leaked QP's receives to give their budget back" \
 			sh -c "grep -q ' nosrq_rx_bufs 0\$' $(cm_debugfs rxe0)/connections"
+		dmesg | matches 'receives never completed' ||
+			case_fail "no orphaned receive reported"
 	fi
 	sleep 2
 	udp_burst_tx ns0 192.0.2.2 7200 5
@@ -86,6 +98,11 @@ leak_round() {
 		case_fail "no live connection after the retry"
 	say "leak (cm_srq=$srq): backoff kept, held datagrams over UD, dialled again"
 
+	# Only the leak the tool made: one QP, on host 0.
+	[ "$(leaked_qps rxe1)" = 0 ] || fail "host 1 leaked a QP too"
+	[ "$(leaked_qps rxe0)" = 1 ] || fail "host 0 leaked $(leaked_qps rxe0) QPs"
+	[ "$(klog_count 'completions may still arrive')" = 1 ] ||
+		fail "more than one QP leaked"
 	set_mode ns0 "$IB0" datagram
 	set_mode ns1 "$IB1" datagram
 	dmesg | matches 'RC QPs were leaked' || fail "no warning of the leak at stop"

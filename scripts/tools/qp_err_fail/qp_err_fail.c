@@ -27,10 +27,10 @@ static int fired;
 module_param(fired, int, 0444);
 MODULE_PARM_DESC(fired, "moves to ERR failed so far");
 
-/* count and fired, against concurrent calls. */
-static DEFINE_SPINLOCK(qp_err_fail_lock);
-
-/* Whether this call is one to fail: the return handler then runs. */
+/*
+ * Whether this call is one to fail: the return handler then runs.  No
+ * lock: a kprobe may run from an int3, whose context is NMI-like.
+ */
 static int qp_err_fail_entry(struct kretprobe_instance *ri,
 			     struct pt_regs *regs)
 {
@@ -38,29 +38,25 @@ static int qp_err_fail_entry(struct kretprobe_instance *ri,
 	struct ib_qp_attr *attr =
 		(struct ib_qp_attr *)regs_get_kernel_argument(regs, 1);
 	int mask = regs_get_kernel_argument(regs, 2);
-	unsigned long flags;
-	bool hit = false;
+	int left = READ_ONCE(count);
 
 	if (!(mask & IB_QP_STATE) || attr->qp_state != IB_QPS_ERR ||
 	    qp->qp_type != IB_QPT_RC || strcmp(dev_name(&qp->device->dev), dev))
 		return 1;
-	spin_lock_irqsave(&qp_err_fail_lock, flags);
-	if (READ_ONCE(count) > 0) {
-		WRITE_ONCE(count, count - 1);
-		hit = true;
-	}
-	spin_unlock_irqrestore(&qp_err_fail_lock, flags);
-	return hit ? 0 : 1;
+	do {
+		if (left <= 0)
+			return 1;
+	} while (!try_cmpxchg(&count, &left, left - 1));
+	return 0;
 }
 
 static int qp_err_fail_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	unsigned long flags;
+	int n = READ_ONCE(fired);
 
 	regs_set_return_value(regs, -EIO);
-	spin_lock_irqsave(&qp_err_fail_lock, flags);
-	WRITE_ONCE(fired, fired + 1);
-	spin_unlock_irqrestore(&qp_err_fail_lock, flags);
+	while (!try_cmpxchg(&fired, &n, n + 1))
+		;
 	pr_info("qp_err_fail: a move to ERR on %s reported as failed\n", dev);
 	return 0;
 }
