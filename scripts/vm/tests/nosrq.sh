@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # vm-timeout: 1200
 # Connected mode without SRQ (cm_srq=0), three hosts on a bridge:
-#  - an accepted QP begins with 16 receives, grows as it is used;
+#  - an accepted QP begins with 16 receives, grows as it is used; the
+#    budget in use counts every QP's buffers and its ring's bookkeeping;
 #  - ping, ping6 and ping -s 65000, iperf3 30 s between two no-SRQ ends;
 #  - cm_max_nosrq=1: the second peer to dial host 0 is refused with
 #    NO_QP, its traffic falls back to UD (counted) and still flows, and the
@@ -38,6 +39,26 @@ first=$(conn_field rxe1 passive rx_posted)
 say "host 1's accepted QP after one packet: $first receives"
 [ -n "$first" ] && [ "$first" -ge 16 ] && [ "$first" -le 18 ] ||
 	fail "an accepted QP began with ${first:-no} receives"
+# The budget in use is every QP's buffers (64 KiB each) and its ring's
+# bookkeeping: 256 slots of 274 bytes, two buffers' worth.
+# One read of the file: header and connections from the same moment.
+budget_used() {	# budget_used RDMADEV: "COUNTED HELD"
+	awk '/^# leaked_qps/ { got = $NF; next } /^#/ { next }
+	     { for (i = 1; i < NF; i++) if ($i == "rx_buf_bytes") s += $(i + 1) / 65536 + 2 }
+	     END { print got, s + 0 }' "$(cm_debugfs "$1")/connections"
+}
+budget_exact() {
+	local u
+
+	u=$(budget_used "$1")
+	[ "${u% *}" = "${u#* }" ] && [ "${u#* }" -gt 4 ]
+}
+for d in rxe0 rxe1; do
+	# The NAPI may still be reposting after the ping returned.
+	wait_for 10 "$d's budget to count its QPs' buffers and rings ($(budget_used "$d"))" \
+		budget_exact "$d"
+	say "$d: nosrq_rx_bufs and the QPs' buffers and rings: $(budget_used "$d")"
+done
 in0 ping -c 3 -i 0.3 -M do -s 65000 192.0.2.2 || fail "ping -s 65000"
 in0 ping -6 -c 3 -i 0.3 -s 65000 2001:db8::2 || fail "ping6 -s 65000"
 cm_conns rxe0 | matches ' active live ' || fail "0 -> 1 not over RC"
