@@ -33,6 +33,7 @@
 
 #include <linux/error-injection.h>
 #include <linux/jhash.h>
+#include <linux/kmemleak.h>
 #include <linux/module.h>
 #include <linux/rtnetlink.h>
 #include <linux/slab.h>
@@ -338,6 +339,11 @@ static void ipoib_cm_leak_qp(struct ipoib_cm_conn *conn)
 	 */
 	__module_get(THIS_MODULE);
 	ipoib_cm_poll_close(conn);
+	/*
+	 * Left on purpose, and no longer pointed to once the field is
+	 * cleared: a send completion may still write to it.
+	 */
+	kmemleak_not_leak(conn->tx_ring);
 	spin_lock_bh(&conn->lock);
 	conn->qp = NULL;
 	conn->send_cq = NULL;

@@ -23,6 +23,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/error-injection.h>
+#include <linux/kmemleak.h>
 #include <linux/slab.h>
 
 #include "ipoib.h"
@@ -213,7 +214,8 @@ static void ipoib_cm_srq_stop(struct ipoib_priv *priv)
 	if (!priv->cm.srq)
 		return;
 	if (priv->cm.leaked_qps) {
-		/* Its buffers may still be written to: leave them. */
+		/* Its buffers may still be written to: leave them, on purpose. */
+		kmemleak_not_leak(priv->cm.srq_ring);
 		netdev_warn(priv->netdev, "SRQ still used by %u leaked QPs: SRQ and its buffers leaked\n",
 			    priv->cm.leaked_qps);
 		priv->cm.srq_ring = NULL;
