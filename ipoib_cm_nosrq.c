@@ -204,7 +204,7 @@ static void ipoib_cm_nosrq_qp_attr(struct ipoib_cm_conn *conn,
  */
 static noinline int ipoib_cm_nosrq_qp_ready(struct ipoib_cm_conn *conn)
 {
-	unsigned int i;
+	unsigned int i, meta;
 	int ret;
 
 	conn->rx_max = ipoib_recvq_size;
@@ -217,10 +217,10 @@ static noinline int ipoib_cm_nosrq_qp_ready(struct ipoib_cm_conn *conn)
 	if (!conn->rx_ring || !conn->rx_free)
 		return -ENOMEM;
 	/* The ring is memory too: counted until it is freed. */
-	if (!ipoib_cm_nosrq_take_n(conn->priv, ipoib_cm_nosrq_meta(conn->priv),
-				   false))
+	meta = ipoib_cm_nosrq_meta(conn->priv);
+	if (!ipoib_cm_nosrq_take_n(conn->priv, meta, false))
 		return -ENOBUFS;
-	conn->rx_meta = ipoib_cm_nosrq_meta(conn->priv);
+	conn->rx_meta = meta;
 	/* Slot 0 on top. */
 	for (i = 0; i < conn->rx_max; i++)
 		conn->rx_free[i] = conn->rx_max - 1 - i;

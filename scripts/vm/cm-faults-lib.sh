@@ -77,9 +77,29 @@ connect_hosts() {
 	path_ready ns0 "$IB0" 192.0.2.2 ns1
 }
 
+# recovered RXPID RXFILE UP0 WHAT: after host 0's backoff five more
+# datagrams go out; all ten must have arrived in order (the first five
+# over UD), over the connection host 0 dialled again (conn_active_up
+# above UP0).
+recovered() {
+	local got
+
+	# The first failure backs off for a second.
+	sleep 2
+	udp_burst_tx ns0 192.0.2.2 7200 5
+	wait "$1" || true
+	got=$(tr '\n' ' ' < "$2")
+	[ "$got" = "0 1 2 3 4 0 1 2 3 4 " ] ||
+		case_fail "$4: datagrams arrived as: $got"
+	stat_above rxe0 conn_active_up "$3" ||
+		case_fail "$4: $IB0 did not dial again"
+	[ -n "$(conn_col rxe0 active live 1)" ] ||
+		case_fail "$4: no live connection after the retry"
+}
+
 # fault_case FUNC N SIDE: the N-th call of FUNC fails, on host SIDE.
 fault_case() {
-	local fn=$1 n=$2 side=$3 f0 r1 up0 rx got
+	local fn=$1 n=$2 side=$3 f0 r1 up0 rx
 
 	connect_hosts
 	f0=$(cm_stat rxe0 conn_failed)
@@ -98,17 +118,7 @@ fault_case() {
 		stat_above rxe1 req_rejected "$r1" ||
 			case_fail "$fn #$n: $IB1 counted no refused REQ"
 	fi
-	# The first failure backs off for a second.
-	sleep 2
-	udp_burst_tx ns0 192.0.2.2 7200 5
-	wait "$rx" || true
-	got=$(tr '\n' ' ' < /tmp/cf.rx)
-	[ "$got" = "0 1 2 3 4 0 1 2 3 4 " ] ||
-		case_fail "$fn #$n: datagrams arrived as: $got"
-	stat_above rxe0 conn_active_up "$up0" ||
-		case_fail "$fn #$n: $IB0 did not dial again"
-	[ -n "$(conn_col rxe0 active live 1)" ] ||
-		case_fail "$fn #$n: no live connection after the retry"
+	recovered "$rx" /tmp/cf.rx "$up0" "$fn #$n"
 	say "$fn #$n (host $side): failed once, counted, recovered"
 	set_mode ns0 "$IB0" datagram
 	set_mode ns1 "$IB1" datagram
