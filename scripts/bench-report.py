@@ -242,25 +242,35 @@ def main():
                   "received nothing), then one more over the open connections. Peers are "
                   "interfaces and children on further rxe devices; 16 receive "
                   "buffers per interface.\n")
-        md.append("| peers | live connections | all live after (s) | connections/s | "
-                  "round 1 over RC (sent again) | round 2 over RC | live after round 2 | "
-                  "in use per connection (kB) | slab per connection (kB) | "
-                  "peers created, up (s) | rmmod (s) | host 0 closing (ms) | "
-                  "devices removed (s) |")
-        md.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
-                  "---: | ---: |")
+        md.append("| probe | peers | live connections | all live after (s) | connections/s | "
+                  "round 1 over RC (sent again) | round 2 over RC | live after round 2 |")
+        md.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         for c in kilo:
             g = lambda m: R.get("kilo", c, m)
             ms = g("live_ms")
-            md.append(f"| {fmt(g('peers'), 0)} | {fmt(g('live'), 0)} | "
+            name = "again, after the mode switch" if c.endswith("-again") else "first"
+            md.append(f"| {name} | {fmt(g('peers'), 0)} | {fmt(g('live'), 0)} | "
                       f"{fmt(ms / 1000 if ms is not None else None)} | "
                       f"{fmt(g('conns_per_s'))} | {fmt(g('rc_round1'), 0)} "
                       f"({fmt(g('resent'), 0)}) | "
-                      f"{fmt(g('rc_round2'), 0)} | {fmt(g('live_after'), 0)} | "
-                      f"{fmt(g('used_per_conn'), 0)} | {fmt(g('slab_per_conn'), 0)} | "
-                      f"{fmt(g('peers_created_s'), 0)}, {fmt(g('peers_up_s'), 0)} | "
-                      f"{fmt(g('unload_s'), 0)} | {fmt(g('close_ms'), 0)} | "
-                      f"{fmt(g('devices_gone_s'))} |")
+                      f"{fmt(g('rc_round2'), 0)} | {fmt(g('live_after'), 0)} |")
+        md.append("")
+        c = kilo[0]
+        g = lambda m: R.get("kilo", c, m)
+        md.append("Memory and teardown with every connection open: the mode switch "
+                  "is host 0's `echo datagram > mode` (it returns once host 0's ends "
+                  "are closed); the peers' ends close on its DREQs.\n")
+        md.append("| in use per connection (kB) | slab per connection (kB) | "
+                  "peers created, up (s) | mode switch returns (ms) | host 0 closing (ms) | "
+                  "every end closed (ms) | rmmod (s) | rmmod: to the first device "
+                  "removal, devices removed, after the last (s) |")
+        md.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        md.append(f"| {fmt(g('used_per_conn'), 0)} | {fmt(g('slab_per_conn'), 0)} | "
+                  f"{fmt(g('peers_created_s'), 0)}, {fmt(g('peers_up_s'), 0)} | "
+                  f"{fmt(g('modeswitch_ms'), 0)} | {fmt(g('modeswitch_close_ms'), 0)} | "
+                  f"{fmt(g('all_closed_ms'), 0)} | {fmt(g('unload_s'), 0)} | "
+                  f"{fmt(g('to_first_removal_s'))}, {fmt(g('devices_gone_s'))}, "
+                  f"{fmt(g('after_last_removal_s'))} |")
         md.append("")
 
     # Profiles (perf, one stream), side by side.

@@ -444,20 +444,64 @@ for l in json.load(sys.stdin):
 		$1 == "live_ms" { printf "%.1f", n * 1000 / $2 }' /tmp/kilo.txt)" conn/s
 	rec kilo "srq-$KILO" used_per_conn $(((used1 - used0) / KILO)) kB
 	rec kilo "srq-$KILO" slab_per_conn $(((slab1 - slab0) / KILO)) kB
+
+	# Teardown: host 0 leaves connected mode with every connection open.
+	# The write returns once its ends are closed; the peers close theirs
+	# on its DREQs.  Then host 0 comes back and opens them all again:
+	# the paths are known by now, so this is the setup rate itself.
+	t0=$EPOCHREALTIME
+	set_mode ns0 "$IB0" datagram
+	rec kilo "srq-$KILO" modeswitch_ms "$(ms_since "$t0")" ms
+	rec kilo "srq-$KILO" modeswitch_close_ms "$(close_ms_of "$IB0")" ms
+	wait_for 300 "the peers' ends closed" sh -c \
+		"! cat /sys/kernel/debug/ipoib_cm/*/connections | grep -qv '^#'"
+	rec kilo "srq-$KILO" all_closed_ms "$(ms_since "$t0")" ms
+	set_mode ns0 "$IB0" connected
+	python3 "$HERE/kiloprobe.py" ns0 rxe0-1 /tmp/kilo-dests > /tmp/kilo2.txt ||
+		{ cat /tmp/kilo2.txt; fail "kiloprobe.py, second time"; }
+	cat /tmp/kilo2.txt
+	while read -r k v; do
+		rec kilo "srq-$KILO-again" "$k" "$v" "$([ "$k" = live_ms ] && echo ms || echo n)"
+	done < /tmp/kilo2.txt
+	rec kilo "srq-$KILO-again" conns_per_s "$(awk '$1 == "live" { n = $2 }
+		$1 == "live_ms" { printf "%.1f", n * 1000 / $2 }' /tmp/kilo2.txt)" conn/s
+
+	# rmmod with every connection open; the kernel log marks its start
+	# and end, so that its phases can be read against the messages.
+	echo "bench: rmmod begins" > /dev/kmsg
 	t0=$SECONDS
 	unload_module
+	echo "bench: rmmod ended" > /dev/kmsg
 	rec kilo "srq-$KILO" unload_s $((SECONDS - t0)) s
+	dmesg | awk -F'[][]' '
+		/bench: rmmod begins/ { b = $2 + 0 }
+		/ipoib_cm: device removed/ { t = $2 + 0; if (!f) f = t }
+		/bench: rmmod ended/ { e = $2 + 0 }
+		END { printf "to_first_removal_s %.1f\nafter_last_removal_s %.1f\n", f - b, e - t }' |
+		while read -r k v; do rec kilo "srq-$KILO" "$k" "$v" s; done
 	# Of that, host 0 closing its connections, as the module reports it
 	# (the peers' ends close on its DREQs meanwhile), and the module's
 	# devices gone, from the first removal to the last.
-	rec kilo "srq-$KILO" close_ms "$(dmesg | sed -n \
-		"s/.* $IB0: connected mode stopped: $KILO connections closed in \([0-9]*\) ms/\1/p" |
-		tail -n 1)" ms
+	rec kilo "srq-$KILO" close_ms "$(close_ms_of "$IB0")" ms
 	rec kilo "srq-$KILO" devices_gone_s "$(dmesg | awk -F'[][]' \
 		'/ipoib_cm: device removed/ { t = $2 + 0; if (!f) f = t }
 		 END { printf "%.1f", t - f }')" s
 	hosts_down
 	fabric_bridge_del
+}
+
+# Milliseconds since an $EPOCHREALTIME value.
+ms_since() {
+	local now=$EPOCHREALTIME
+
+	echo $(((${now/./} - ${1/./}) / 1000))
+}
+
+# The last time interface IFACE took to close all KILO connections, as
+# the module reports it.
+close_ms_of() {
+	dmesg | sed -n "s/.* $1: connected mode stopped: $KILO connections closed in \([0-9]*\) ms/\1/p" |
+		tail -n 1
 }
 
 # Every non-zero counter of an RDMA device's interface.
