@@ -4,13 +4,18 @@
 # Fail if a kernel log (or kmemleak report) shows a problem.
 #
 #   scripts/klog-check.sh [--alloc-failures] [--leaks] FILE...
+#   scripts/klog-check.sh --list
 #
 # Findings: KASAN, UBSAN, lockdep and other WARNINGs, BUGs (including
 # sleeping in atomic context), Oopses, panics, hung tasks, soft lockups,
 # RCU stalls, debugobjects reports, kmemleak suspects or a kmemleak that
 # could not scan, a net device that cannot be unregistered, and the
 # module's own warnings that something did not finish in time or was left
-# behind (its teardown never ends silently).
+# behind (its teardown never ends silently): a send or receive ring not
+# flushed or drained, a path resolution still in flight, no Last WQE
+# Reached event in time (rdma_rxe before 6.5 never raises it: a scenario on
+# such a kernel with the SRQ in connected mode would have to expect it), a
+# transmit timeout, connections or QPs left.
 #
 # --alloc-failures: the run injected allocation failures on purpose, so the
 # memory manager's own report of a failed allocation (a "page allocation
@@ -37,8 +42,20 @@ patterns=(
 	'kmemleak: scan failed'
 	'Call Trace:'
 	'unregister_netdevice: waiting for'
+	'timed out'
+	'left behind'
+)
+
+# The module's own warnings that something did not finish in time or was
+# left behind: each a fixed piece of one netdev_warn() of the sources, which
+# scripts/host-tests/klog-check.sh checks (every one is in a source and
+# matches a sample line).  --list prints them.
+module_patterns=(
 	'not flushed in time'
-	'not polled in time'
+	'UD QP not drained in time'
+	'path resolutions still in flight'
+	'no Last WQE Reached event in'
+	'transmit timeout: '
 	'connections left after stop'
 	'receives never completed'
 	'cannot move RC QP'
@@ -46,9 +63,8 @@ patterns=(
 	'completions may still arrive'
 	'RC QPs were leaked'
 	'SRQ still used by'
-	'timed out'
-	'left behind'
 )
+patterns+=("${module_patterns[@]}")
 
 # --leaks: the run made teardown leak QPs on purpose (the qp_err_fail
 # tool); the driver's own warnings about that leak are expected.
@@ -63,6 +79,10 @@ alloc_failures=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--alloc-failures) alloc_failures=1 ;;
+	--list)
+		printf '%s\n' "${module_patterns[@]}"
+		exit 0
+		;;
 	--leaks)
 		for p in "${leak_patterns[@]}"; do
 			for i in "${!patterns[@]}"; do

@@ -6,6 +6,12 @@
 # nothing else: a report alone passes only with
 # the flag, a stack of any other origin fails with it too, and so does a
 # finding right after a skipped report.
+#
+# And the module's own warnings that something did not finish in time or
+# was left behind: every pattern klog-check.sh has for them (--list) is a
+# fixed piece of a message in the sources, each fails the check on a
+# sample line as the module prints it and names its pattern, and the
+# module's ordinary messages pass.
 set -uo pipefail
 TOPDIR=$(cd "$(dirname "$0")/../.." && pwd)
 check() { bash "$TOPDIR/scripts/klog-check.sh" "$@" > /dev/null; }
@@ -56,5 +62,56 @@ fi
 if check --leaks --alloc-failures "$tmp/alloc-warn"; then
 	echo "FAIL: a WARNING passed with both flags"; rc=1
 fi
-[ $rc = 0 ] && echo "klog-check: allocation-failure reports and leak warnings skipped only with their flags, nothing else"
+
+# One sample line per pattern of the module's warnings, as the module
+# prints it (netdev_warn: the interface's name first).
+samples=(
+	'[  301.000001] ib0: RC QP 0x000012: sends not flushed in time'
+	'[  302.000002] ib1: UD QP not drained in time: 3 receives, 1 sends left'
+	'[  303.000003] ib0: path resolutions still in flight'
+	'[  304.000004] ib0: RC QP 0x000015: no Last WQE Reached event in 2000 ms: relying on drain markers alone'
+	'[  305.000005] ib1: transmit timeout: 12 sends outstanding'
+	'[  306.000006] ib0: 2 connections left after stop'
+	'[  307.000007] ib0: RC QP 0x000016: 5 receives never completed'
+	'[  308.000008] ib0: cannot move RC QP 0x000017 to ERR: -5'
+	'[  309.000009] ib0: RC QP 0x000018: receives not drained: -110'
+	'[  310.000010] ib0: RC QP 0x000019: completions may still arrive: QP, CQ and buffers leaked'
+	'[  311.000011] ib0: 1 RC QPs were leaked: their receive CQ is leaked too'
+	'[  312.000012] ib0: SRQ still used by 1 leaked QPs: SRQ and its buffers leaked'
+)
+mapfile -t mpats < <(bash "$TOPDIR/scripts/klog-check.sh" --list)
+# Every sample fails the check.
+for line in "${samples[@]}"; do
+	printf '%s\n' "$line" > "$tmp/sample"
+	if check "$tmp/sample"; then
+		echo "FAIL: '$line' passed the check"; rc=1
+	fi
+done
+# Every pattern is in a message of the sources and reported for a sample.
+for p in "${mpats[@]}"; do
+	if ! grep -F -- "$p" "$TOPDIR"/*.c | grep -q '"'; then
+		echo "FAIL: '$p' is in no message of the sources"; rc=1
+	fi
+	n=0
+	for line in "${samples[@]}"; do
+		[[ "$line" == *"$p"* ]] || continue
+		n=$((n + 1))
+		printf '%s\n' "$line" > "$tmp/sample"
+		bash "$TOPDIR/scripts/klog-check.sh" "$tmp/sample" > "$tmp/out"
+		grep -qF "kernel log finding ($p)" "$tmp/out" ||
+			{ echo "FAIL: '$line' not reported as ($p)"; rc=1; }
+	done
+	[ $n -ge 1 ] || { echo "FAIL: no sample line for '$p'"; rc=1; }
+done
+# The module's ordinary messages, a clean teardown included, pass.
+cat > "$tmp/clean" <<'LOG'
+[   52.851063] ib0: mode connected, MTU 65520
+[   53.000000] ib0: carrier on
+[   94.471975] ib0: connected mode stopped: 1 connections closed in 44 ms
+[   95.000000] ib1: UD QP in error: restarting it
+[   96.000000] ib0: port 1 is ACTIVE
+LOG
+check "$tmp/clean" || { echo "FAIL: the module's ordinary messages failed the check"; rc=1; }
+
+[ $rc = 0 ] && echo "klog-check: allocation-failure reports and leak warnings skipped only with their flags, nothing else; ${#mpats[@]} module warnings each in the sources and caught on a sample line"
 exit $rc
