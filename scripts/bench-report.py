@@ -226,7 +226,20 @@ def main():
     md.append("")
     md.append(f"no-SRQ receive buffers: opened, idle connection "
               f"{fmt(R.get('mem', 'nosrq-opened-idle', 'rx_buf_bytes'), 0)} B; "
-              f"accepted connection {fmt(R.get('mem', 'nosrq-accepted', 'rx_buf_bytes'), 0)} B.\n")
+              f"accepted connection {fmt(R.get('mem', 'nosrq-accepted', 'rx_buf_bytes'), 0)} B; "
+              f"the accepted end of the connection that carried the iperf3 runs "
+              f"{fmt(R.get('mem', 'nosrq-loaded', 'rx_buf_bytes'), 0)} B right after them, "
+              f"{fmt(R.get('mem', 'nosrq-quiet-60s', 'rx_buf_bytes'), 0)} B 60 s later.\n")
+    n = [c for c in R.cases("kilo") if c.startswith("nosrq-") and not c.endswith("-again")]
+    for c in n:
+        cnt = R.get("kilo", c, "peers")
+        op = R.get("kilo", c, "rx_buf_opened")
+        ac = R.get("kilo", c, "rx_buf_accepted")
+        md.append(f"{fmt(cnt, 0)} idle no-SRQ connections (part n): receive buffers of "
+                  f"the opened ends {fmt(op / 2**20 if op is not None else None)} MiB, of the "
+                  f"accepted ends {fmt(ac / 2**20 if ac is not None else None)} MiB, "
+                  f"{fmt((op + ac) / 2**20 if op is not None and ac is not None else None)} MiB "
+                  f"in all.\n")
     md.append("| connections | " + " | ".join(f"{b} in use (kB)" for b in ("srq", "nosrq")) + " |")
     md.append("| ---: | ---: | ---: |")
     for i in range(1, peers + 1):
@@ -240,37 +253,41 @@ def main():
         md.append("Host 0 sends one UDP datagram to each peer at once (each opens a "
                   "connection; every 10 s it sends again to the peers that have "
                   "received nothing), then one more over the open connections. Peers are "
-                  "interfaces and children on further rxe devices; 16 receive "
-                  "buffers per interface.\n")
+                  "interfaces and children on further rxe devices; srq-N (part k): an SRQ "
+                  "of 16 receive buffers per interface; nosrq-N (part n): no SRQ, "
+                  "the default rings.\n")
         md.append("| probe | peers | live connections | all live after (s) | connections/s | "
                   "round 1 over RC (sent again) | round 2 over RC | live after round 2 |")
         md.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         for c in kilo:
             g = lambda m: R.get("kilo", c, m)
             ms = g("live_ms")
-            name = "again, after the mode switch" if c.endswith("-again") else "first"
+            base = c[:-len("-again")] if c.endswith("-again") else c
+            name = base + (", again after the mode switch" if c != base else ", first")
             md.append(f"| {name} | {fmt(g('peers'), 0)} | {fmt(g('live'), 0)} | "
                       f"{fmt(ms / 1000 if ms is not None else None)} | "
                       f"{fmt(g('conns_per_s'))} | {fmt(g('rc_round1'), 0)} "
                       f"({fmt(g('resent'), 0)}) | "
                       f"{fmt(g('rc_round2'), 0)} | {fmt(g('live_after'), 0)} |")
         md.append("")
-        c = kilo[0]
-        g = lambda m: R.get("kilo", c, m)
         md.append("Memory and teardown with every connection open: the mode switch "
                   "is host 0's `echo datagram > mode` (it returns once host 0's ends "
                   "are closed); the peers' ends close on its DREQs.\n")
-        md.append("| in use per connection (kB) | slab per connection (kB) | "
+        md.append("| case | in use per connection (kB) | slab per connection (kB) | "
                   "peers created, up (s) | mode switch returns (ms) | host 0 closing (ms) | "
                   "every end closed (ms) | rmmod (s) | rmmod: to the first device "
                   "removal, devices removed, after the last (s) |")
-        md.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-        md.append(f"| {fmt(g('used_per_conn'), 0)} | {fmt(g('slab_per_conn'), 0)} | "
-                  f"{fmt(g('peers_created_s'), 0)}, {fmt(g('peers_up_s'), 0)} | "
-                  f"{fmt(g('modeswitch_ms'), 0)} | {fmt(g('modeswitch_close_ms'), 0)} | "
-                  f"{fmt(g('all_closed_ms'), 0)} | {fmt(g('unload_s'), 0)} | "
-                  f"{fmt(g('to_first_removal_s'))}, {fmt(g('devices_gone_s'))}, "
-                  f"{fmt(g('after_last_removal_s'))} |")
+        md.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for c in kilo:
+            if c.endswith("-again"):
+                continue
+            g = lambda m: R.get("kilo", c, m)
+            md.append(f"| {c} | {fmt(g('used_per_conn'), 0)} | {fmt(g('slab_per_conn'), 0)} | "
+                      f"{fmt(g('peers_created_s'), 0)}, {fmt(g('peers_up_s'), 0)} | "
+                      f"{fmt(g('modeswitch_ms'), 0)} | {fmt(g('modeswitch_close_ms'), 0)} | "
+                      f"{fmt(g('all_closed_ms'), 0)} | {fmt(g('unload_s'), 0)} | "
+                      f"{fmt(g('to_first_removal_s'))}, {fmt(g('devices_gone_s'))}, "
+                      f"{fmt(g('after_last_removal_s'))} |")
         md.append("")
 
     # Profiles (perf, one stream), side by side.

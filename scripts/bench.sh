@@ -12,7 +12,7 @@
 # (scripts/bench-report.py).  Environment: BENCH_SECS (seconds per
 # bandwidth run, default 10), BENCH_PEERS (peers for the connection setup
 # and memory measurements, default 16), BENCH_KILO (connections on one
-# interface for part k, default 1000), BENCH_PARTS (default "a b c d k",
+# interface for part k, default 1000), BENCH_PARTS (default "a b c d k n",
 # see scripts/vm/bench/run.sh).  A benchmark, not a test: nothing
 # checks its numbers.
 
@@ -39,7 +39,7 @@ bash scripts/vm-run.sh -k "$kdir" -o "$OUT/vm" -m 4G -t 3600 \
 	-e IPOIB_CM_MODDIR="$TOPDIR/build/6.12-bench" \
 	-e BENCH_SECS="$secs" -e BENCH_PEERS="$peers" \
 	-e BENCH_KILO="${BENCH_KILO:-1000}" \
-	-e BENCH_PARTS="${BENCH_PARTS:-a b c d k}" \
+	-e BENCH_PARTS="${BENCH_PARTS:-a b c d k n}" \
 	-- scripts/vm/bench/run.sh ||
 	die "the benchmark failed in the VM; see $OUT/vm/console.log"
 log "VM done in $((SECONDS - start)) s"

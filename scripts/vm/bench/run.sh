@@ -13,7 +13,9 @@
 #      RC, one peer at a time and all peers at once;
 #   e) memory per connection, SRQ and no-SRQ, 1 .. BENCH_PEERS peers;
 #   f) guest CPU time per byte moved, for a) to c);
-#   k) BENCH_KILO (default 1000) connections opened by one interface.
+#   k) BENCH_KILO (default 1000) connections opened by one interface;
+#   n) as k, 128 connections without the SRQ, at the default ring size:
+#      the receive memory of idle opened and accepted ends (part of e).
 #
 # BENCH_SECS (default 10) is the length of each bandwidth run, BENCH_PEERS
 # (default 16) the number of peers for d) and e).
@@ -26,9 +28,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 RAW=$VMOUT/raw.csv
 echo "group,case,metric,value,unit" > "$RAW"
 
-# BENCH_PARTS (default "a b c d k") picks the parts to run; d covers e.
+# BENCH_PARTS (default "a b c d k n") picks the parts to run; d covers e.
 part() {
-	[[ " ${BENCH_PARTS:-a b c d k} " == *" $1 "* ]]
+	[[ " ${BENCH_PARTS:-a b c d k n} " == *" $1 "* ]]
 }
 
 rec() {
@@ -95,6 +97,12 @@ connected_runs() {
 		[ $((after - before)) -ge "$LAST_BYTES" ] ||
 			fail "$tag: only $((after - before)) of $LAST_BYTES bytes over RC"
 	done
+}
+
+# conn_rx_bytes RDMADEV DIR: receive-buffer bytes of its first DIR connection.
+conn_rx_bytes() {
+	cm_conns "$1" | awk -v d="$2" '$3 == d {
+		for (i = 1; i < NF; i++) if ($i == "rx_buf_bytes") { print $(i + 1); exit } }'
 }
 
 # Memory: Slab, memory in use (not free, not page cache) and vmalloc, kB;
@@ -267,6 +275,13 @@ bench_ipoib() {
 	grep -q '^# connected mode, per-QP' "$(cm_debugfs rxe0)/connections" ||
 		fail "not connected mode without SRQ: $(head -n 1 "$(cm_debugfs rxe0)/connections")"
 	connected_runs conn-nosrq
+	# e) The receive memory of the connection that carried the streams
+	# (host 1 accepted it), right after them and once it has been quiet
+	# for a minute: receives posted cannot be taken back, so it keeps
+	# what it grew to until it receives again or its idle timeout.
+	rec mem nosrq-loaded rx_buf_bytes "$(conn_rx_bytes rxe1 passive)" B
+	sleep 60
+	rec mem nosrq-quiet-60s rx_buf_bytes "$(conn_rx_bytes rxe1 passive)" B
 	unload_module
 	hosts_down
 }
@@ -363,14 +378,20 @@ bench_peers() {
 # interface joins the broadcast group.  Small rings (16 receives per
 # interface) keep the peers' memory in bounds; idle connections stay.
 bench_kilo() {
+	local KILO=$1 backend=$2 tag=$2-$1
 	local per=56 devs i j n=0 ifname addr d qpn slab0 used0 slab1 used1 t0
 	local -A pdir=() prdev=()
 
 	devs=$(((KILO + per - 1) / per))
-	say "== k) $KILO connections on one interface: peers on $devs rxe devices"
+	say "== $KILO $backend connections on one interface: peers on $devs rxe devices"
 	fabric_bridge $((devs + 1))
-	load_module default_mode=connected recv_queue_size=16 \
-		send_queue_size=16 cm_idle_timeout=0
+	if [ "$backend" = srq ]; then
+		load_module default_mode=connected recv_queue_size=16 \
+			send_queue_size=16 cm_idle_timeout=0
+	else
+		# The rings as users have them: what idle connections hold.
+		load_module default_mode=connected cm_srq=0 cm_idle_timeout=0
+	fi
 	host_up 0
 	host_wait 0
 	# The peers stay in init_net, quiet: no IPv6 of their own (no
@@ -395,10 +416,10 @@ bench_kilo() {
 	done
 	ip -batch /tmp/kilo-children || fail "creating the children"
 	ip -batch /tmp/kilo-links || fail "setting the peers up"
-	rec kilo "srq-$KILO" peers_created_s $((SECONDS - t0)) s
+	rec kilo "$tag" peers_created_s $((SECONDS - t0)) s
 	wait_for 600 "carrier on every peer" sh -c \
 		"! ip -o link show | grep -E ' (ib[0-9]+|k[0-9]+_[0-9]+)[:@]' | grep -v LOWER_UP | grep -q ."
-	rec kilo "srq-$KILO" peers_up_s $((SECONDS - t0)) s
+	rec kilo "$tag" peers_up_s $((SECONDS - t0)) s
 
 	# Host 0 reaches peer N at 2001:db8:1::N, its link address static.
 	in0 ip -6 route add 2001:db8:1::/64 dev "$IB0"
@@ -437,13 +458,17 @@ for l in json.load(sys.stdin):
 		cm_stat_all rxe0
 	fi
 	read -r slab1 used1 _ _ _ <<< "$(mem_snap)"
+	# Receive buffers of host 0's opened ends and of the peers' accepted
+	# ends, idle now (the probe's datagrams are long delivered).
+	rec kilo "$tag" rx_buf_opened "$(cm_conns rxe0 | awk '{ for (i = 1; i < NF; i++) if ($i == "rx_buf_bytes") s += $(i + 1) } END { print s + 0 }')" B
+	rec kilo "$tag" rx_buf_accepted "$(cat /sys/kernel/debug/ipoib_cm/*/connections | awk '/^#/ { next } $3 == "passive" { for (i = 1; i < NF; i++) if ($i == "rx_buf_bytes") s += $(i + 1) } END { print s + 0 }')" B
 	while read -r k v; do
-		rec kilo "srq-$KILO" "$k" "$v" "$([ "$k" = live_ms ] && echo ms || echo n)"
+		rec kilo "$tag" "$k" "$v" "$([ "$k" = live_ms ] && echo ms || echo n)"
 	done < /tmp/kilo.txt
-	rec kilo "srq-$KILO" conns_per_s "$(awk '$1 == "live" { n = $2 }
+	rec kilo "$tag" conns_per_s "$(awk '$1 == "live" { n = $2 }
 		$1 == "live_ms" { printf "%.1f", n * 1000 / $2 }' /tmp/kilo.txt)" conn/s
-	rec kilo "srq-$KILO" used_per_conn $(((used1 - used0) / KILO)) kB
-	rec kilo "srq-$KILO" slab_per_conn $(((slab1 - slab0) / KILO)) kB
+	rec kilo "$tag" used_per_conn $(((used1 - used0) / KILO)) kB
+	rec kilo "$tag" slab_per_conn $(((slab1 - slab0) / KILO)) kB
 
 	# Teardown: host 0 leaves connected mode with every connection open.
 	# The write returns once its ends are closed; the peers close theirs
@@ -451,19 +476,19 @@ for l in json.load(sys.stdin):
 	# the paths are known by now, so this is the setup rate itself.
 	t0=$EPOCHREALTIME
 	set_mode ns0 "$IB0" datagram
-	rec kilo "srq-$KILO" modeswitch_ms "$(ms_since "$t0")" ms
-	rec kilo "srq-$KILO" modeswitch_close_ms "$(close_ms_of "$IB0")" ms
+	rec kilo "$tag" modeswitch_ms "$(ms_since "$t0")" ms
+	rec kilo "$tag" modeswitch_close_ms "$(close_ms_of "$IB0")" ms
 	wait_for 300 "the peers' ends closed" sh -c \
 		"! cat /sys/kernel/debug/ipoib_cm/*/connections | grep -qv '^#'"
-	rec kilo "srq-$KILO" all_closed_ms "$(ms_since "$t0")" ms
+	rec kilo "$tag" all_closed_ms "$(ms_since "$t0")" ms
 	set_mode ns0 "$IB0" connected
 	python3 "$HERE/kiloprobe.py" ns0 rxe0-1 /tmp/kilo-dests > /tmp/kilo2.txt ||
 		{ cat /tmp/kilo2.txt; fail "kiloprobe.py, second time"; }
 	cat /tmp/kilo2.txt
 	while read -r k v; do
-		rec kilo "srq-$KILO-again" "$k" "$v" "$([ "$k" = live_ms ] && echo ms || echo n)"
+		rec kilo "$tag-again" "$k" "$v" "$([ "$k" = live_ms ] && echo ms || echo n)"
 	done < /tmp/kilo2.txt
-	rec kilo "srq-$KILO-again" conns_per_s "$(awk '$1 == "live" { n = $2 }
+	rec kilo "$tag-again" conns_per_s "$(awk '$1 == "live" { n = $2 }
 		$1 == "live_ms" { printf "%.1f", n * 1000 / $2 }' /tmp/kilo2.txt)" conn/s
 
 	# rmmod with every connection open; the kernel log marks its start
@@ -472,20 +497,18 @@ for l in json.load(sys.stdin):
 	t0=$SECONDS
 	unload_module
 	echo "bench: rmmod ended" > /dev/kmsg
-	rec kilo "srq-$KILO" unload_s $((SECONDS - t0)) s
-	dmesg | awk -F'[][]' '
-		/bench: rmmod begins/ { b = $2 + 0 }
-		/ipoib_cm: device removed/ { t = $2 + 0; if (!f) f = t }
-		/bench: rmmod ended/ { e = $2 + 0 }
-		END { printf "to_first_removal_s %.1f\nafter_last_removal_s %.1f\n", f - b, e - t }' |
-		while read -r k v; do rec kilo "srq-$KILO" "$k" "$v" s; done
+	rec kilo "$tag" unload_s $((SECONDS - t0)) s
 	# Of that, host 0 closing its connections, as the module reports it
 	# (the peers' ends close on its DREQs meanwhile), and the module's
-	# devices gone, from the first removal to the last.
-	rec kilo "srq-$KILO" close_ms "$(close_ms_of "$IB0")" ms
-	rec kilo "srq-$KILO" devices_gone_s "$(dmesg | awk -F'[][]' \
-		'/ipoib_cm: device removed/ { t = $2 + 0; if (!f) f = t }
-		 END { printf "%.1f", t - f }')" s
+	# devices removed, from the first to the last: this rmmod's only.
+	rec kilo "$tag" close_ms "$(close_ms_of "$IB0")" ms
+	dmesg | awk -F'[][]' '
+		/bench: rmmod begins/ { b = $2 + 0; f = 0; t = 0 }
+		/ipoib_cm: device removed/ { t = $2 + 0; if (!f) f = t }
+		/bench: rmmod ended/ { e = $2 + 0 }
+		END { printf "to_first_removal_s %.1f\ndevices_gone_s %.1f\nafter_last_removal_s %.1f\n",
+			     f - b, t - f, e - t }' |
+		while read -r k v; do rec kilo "$tag" "$k" "$v" s; done
 	hosts_down
 	fabric_bridge_del
 }
@@ -530,5 +553,6 @@ rdma link del rxe0
 rdma link del rxe1
 ip link del veth0
 ! part d || bench_peers
-! part k || bench_kilo
+! part k || bench_kilo "$KILO" srq
+! part n || bench_kilo 128 nosrq
 say "bench: done"
