@@ -482,6 +482,9 @@ for l in json.load(sys.stdin):
 		"! cat /sys/kernel/debug/ipoib_cm/*/connections | grep -qv '^#'"
 	rec kilo "$tag" all_closed_ms "$(ms_since "$t0")" ms
 	set_mode ns0 "$IB0" connected
+	# The link address changed twice (its RC flag): the kernel flushed
+	# the neighbours, static ones too.
+	ip -n ns0 -batch /tmp/kilo-neigh || fail "host 0's neighbours, again"
 	python3 "$HERE/kiloprobe.py" ns0 rxe0-1 /tmp/kilo-dests > /tmp/kilo2.txt ||
 		{ cat /tmp/kilo2.txt; fail "kiloprobe.py, second time"; }
 	cat /tmp/kilo2.txt
