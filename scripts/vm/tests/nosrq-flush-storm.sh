@@ -1,0 +1,153 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# vm-timeout: 1200
+# A flush storm without SRQ: every receive of every connection of one
+# interface completes at once, into its one receive CQ.  Host 0 holds four
+# no-SRQ connections, two it opened (to hosts 1 and 2) and two it accepted
+# (from a child on each), all at their full ring of recv_queue_size=32
+# under TCP traffic into host 0 (cm_bidirectional=1: the peers send back
+# over the connections host 0 opened), with cm_nosrq_mem=12 (192 buffers)
+# so that the rings hold what the memory lets them grow to.  Then rxe0 is
+# deleted under that traffic: every QP goes to ERR and flushes its ring.
+# The receive CQ is sized for the whole memory (ipoib_cm_size.c); if it
+# were not, the flushes would overflow it and teardown would wait for
+# receives that never complete.  Afterwards: no report in the kernel log
+# (the runner's check), and rxe0 added again carries an exact transfer
+# from a peer over a new connection.
+. "$(dirname "$0")/../lib.sh"
+
+RING=32
+
+# full_rings DIRECTION: host 0's connections of that direction whose ring
+# is full (a buffer or two may be on its way back under traffic).
+full_rings() {
+	cm_conns rxe0 | awk -v d="$1" -v r=$RING '$3 == d {
+		for (i = 1; i < NF; i++) if ($i == "rx_posted" && $(i + 1) >= r - 2) n++ }
+		END { print n + 0 }'
+}
+
+all_full() {
+	[ "$(full_rings active)" = 2 ] && [ "$(full_rings passive)" = 2 ]
+}
+
+fabric_bridge 3
+load_module default_mode=connected cm_srq=0 cm_bidirectional=1 \
+	recv_queue_size=$RING cm_nosrq_mem=12
+for i in 0 1 2; do host_up $i; done
+for i in 0 1 2; do host_wait $i; done
+grep -q 'per-QP receives' "$(cm_debugfs rxe0)/connections" || fail "not in no-SRQ mode"
+
+# A child on each peer, on 2001:db8:2::/64 with host 0.
+in0 ip addr add 2001:db8:2::1/64 dev "$IB0" nodad
+for i in 1 2; do
+	ip -n ns$i link add link "$(v=IB$i; echo "${!v}")" name c$i type ipoib \
+		pkey 0xffff mode connected || fail "ip link add c$i"
+	ip -n ns$i addr add 2001:db8:2::1$i/64 dev c$i nodad
+	ip -n ns$i link set c$i up
+	wait_for 60 "carrier on c$i" carrier_up ns$i c$i
+done
+
+# Every neighbour static: each first packet dials, from the side that
+# sends it.  Host 0 dials hosts 1 and 2, the children dial host 0.
+a0=$(link_addr ns0 "$IB0")
+for i in 1 2; do
+	v=IB$i
+	ai=$(link_addr ns$i "${!v}")
+	ac=$(link_addr ns$i c$i)
+	in0 ip neigh replace 192.0.2.$((i + 1)) lladdr "$ai" dev "$IB0" nud permanent
+	in0 ip neigh replace 2001:db8:2::1$i lladdr "$ac" dev "$IB0" nud permanent
+	ip -n ns$i neigh replace 192.0.2.1 lladdr "$a0" dev "${!v}" nud permanent
+	ip -n ns$i neigh replace 2001:db8:2::1 lladdr "$a0" dev c$i nud permanent
+done
+for i in 1 2; do
+	in0 ping -c 2 -i 0.3 -W 10 192.0.2.$((i + 1)) || fail "ping 0 -> $i"
+	ip netns exec ns$i ping -6 -c 2 -i 0.3 -W 10 -I c$i 2001:db8:2::1 ||
+		fail "ping c$i -> 0"
+done
+cat "$(cm_debugfs rxe0)/connections"
+[ "$(cm_conns rxe0 | grep -c ' active live ')" = 2 ] &&
+	[ "$(cm_conns rxe0 | grep -c ' passive live ')" = 2 ] &&
+	[ "$(cm_conns rxe0 | wc -l)" = 4 ] ||
+	fail "host 0 does not hold two opened and two accepted connections"
+
+# TCP into host 0 over all four, for longer than the test needs.
+for p in 1 2 3 4; do
+	in0 iperf3 -s -1 -p 520$p > /dev/null 2>&1 &
+done
+for p in 1 2 3 4; do wait_listening ns0 520$p; done
+clients=()
+for i in 1 2; do
+	ip netns exec ns$i iperf3 -c 192.0.2.1 -p 520$i -t 300 > /dev/null 2>&1 &
+	clients+=($!)
+	ip netns exec ns$i iperf3 -c 2001:db8:2::1 -p 520$((i + 2)) -t 300 \
+		> /dev/null 2>&1 &
+	clients+=($!)
+done
+wait_for 120 "host 0's four rings full ($(cat "$(cm_debugfs rxe0)/connections"))" all_full
+cat "$(cm_debugfs rxe0)/connections"
+posted=$(cm_conns rxe0 | awk '{ for (i = 1; i < NF; i++) if ($i == "rx_posted") s += $(i + 1) } END { print s + 0 }')
+say "host 0: $posted receives posted on 4 QPs; budget in use: $(head -n 2 "$(cm_debugfs rxe0)/connections" | tail -n 1)"
+[ "$posted" -ge $((4 * (RING - 2))) ] || fail "only $posted receives posted before the storm"
+# Every connection still carries data: the storm hits them under load.
+conn_rx() {	# "QPN RX_PACKETS" of each of host 0's connections
+	cm_conns rxe0 | awk '{ print $5, $9 }' | sort
+}
+all_moving() {
+	[ "$(join <(echo "$1") <(conn_rx) | awk '$3 > $2' | wc -l)" = 4 ]
+}
+rx0=$(conn_rx)
+wait_for 30 "data on each of host 0's connections ($rx0 -> $(conn_rx))" all_moving "$rx0"
+
+# Nothing was lost to RNR or retries before the storm (after it, the
+# peers' sends to the vanished host 0 exhaust their retries).
+rxe_clean rxe0 rxe1 rxe2
+
+# The storm.
+klog_mark=$(dmesg | wc -l)
+rdma link del rxe0 &
+pid=$!
+start=$EPOCHREALTIME
+next=10
+while kill -0 "$pid" 2>/dev/null; do
+	sleep 1
+	[ "$(secs_since "$start")" -ge $next ] && kill -0 "$pid" 2>/dev/null || continue
+	say "rdma link del still running after ${next}s"
+	blocked_stacks "$pid"
+	next=$((next + 10))
+	[ $next -le 120 ] || fail "rdma link del rxe0 did not return in 120 s"
+done
+wait "$pid" || fail "rdma link del rxe0"
+say "rdma link del rxe0 returned after $(secs_since "$start") s"
+ipoib_ifaces | matches "^ns0/" && fail "host 0's interface survived rdma link del"
+dmesg | tail -n +"$((klog_mark + 1))" | grep -E "ipoib_cm|$IB0" || true
+dmesg | tail -n +"$((klog_mark + 1))" |
+	matches "$IB0: connected mode stopped: 4 connections closed" ||
+	fail "no message of host 0 closing its 4 connections"
+# Their interface is gone: the clients to host 0 would wait for it.
+kill "${clients[@]}" 2>/dev/null || true
+for pid in "${clients[@]}"; do wait "$pid" 2>/dev/null || true; done
+
+# The peers' ends stay until they time out or fail: the DREQs of a
+# device being removed need not get out before it is gone.
+cat /sys/kernel/debug/ipoib_cm/*/connections | grep -v '^#' || true
+
+# rxe0 again: its new interface becomes host 0, and an exact transfer from
+# host 1 runs over a new connection.
+rdma link add rxe0 type rxe netdev rv0 || fail "rdma link add rxe0"
+wait_for 60 "rxe0 active" rxe_active rxe0
+wait_for 60 "an interface on rxe0" ipoib_if_of rxe0
+ifname=$(ipoib_if_of rxe0)
+ip link set "$ifname" netns ns0
+ip -n ns0 addr add 192.0.2.1/24 dev "$ifname"
+ip -n ns0 addr add 2001:db8::1/64 dev "$ifname" nodad
+ip -n ns0 link set "$ifname" up
+IB0=$ifname
+host_wait 0
+# Host 0 has a new UD QPN, so a new link address.
+in1 ip neigh del 192.0.2.1 dev "$IB1" || true
+in1 ip -6 neigh flush dev "$IB1"
+in1 ping -c 2 -i 0.3 -W 10 192.0.2.1 || fail "ping 1 -> 0 after rxe0 came back"
+tcp_digest_check 8 ns1 ns0 2001:db8::1 || fail "1 -> 0 after the storm arrived damaged or short"
+cm_conns rxe0 | matches ' live ' || fail "the transfer after the storm did not go over RC"
+unload_checked
+say "nosrq-flush-storm: ok"
