@@ -93,6 +93,10 @@ def main():
         add(f"connected_nosrq_P{p}/datagram_P{p}",
             ratio(tput(f"conn-nosrq-P{p}"), tput(f"datagram-P{p}")), 3.0,
             f"connected (no SRQ) vs datagram mode, {p} stream(s)")
+    add("nosrq_P1/nosrq_full_ring_P1",
+        ratio(tput("conn-nosrq-P1"), tput("conn-nosrq-full-P1")), 0.95,
+        "no SRQ, one stream on a new connection (its ring grown on demand "
+        "from 16) vs one stream over the ring already full")
     for p in (1, 4):
         add(f"srq_P{p}/nosrq_P{p}",
             ratio(tput(f"conn-srq-P{p}"), tput(f"conn-nosrq-P{p}")), None,
@@ -172,17 +176,23 @@ def main():
     md.append("")
 
     md.append("## TCP (iperf3)\n")
-    md.append("| path | MTU | streams | Mbit/s | retransmits | CPU ns/B | guest CPU busy |")
-    md.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    md.append("| path | MTU | streams | Mbit/s | retransmits | RNR NAKs (exhausted) | "
+              "CPU ns/B | guest CPU busy |")
+    md.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     names = {"veth": ("bare veth pair", "9000"),
              "datagram": ("ipoib_cm datagram", fmt(R.get("meta", "datagram", "mtu"), 0)),
              "conn-srq": ("ipoib_cm connected, SRQ", fmt(R.get("meta", "connected", "mtu"), 0)),
-             "conn-nosrq": ("ipoib_cm connected, no SRQ", fmt(R.get("meta", "connected", "mtu"), 0))}
+             "conn-nosrq": ("ipoib_cm connected, no SRQ", fmt(R.get("meta", "connected", "mtu"), 0)),
+             "conn-nosrq-full": ("ipoib_cm connected, no SRQ, ring already full",
+                                 fmt(R.get("meta", "connected", "mtu"), 0))}
     for c in R.cases("tcp"):
         base, p = c.rsplit("-P", 1)
         label, mtu = names.get(base, (base, ""))
+        rnr = R.get('tcp', c, 'rnr_naks')
+        rnr = f"{fmt(rnr, 0)} ({fmt(R.get('tcp', c, 'rnr_exhausted'), 0)})" \
+            if rnr is not None else ""
         md.append(f"| {label} | {mtu} | {p} | {fmt(tput(c))} | "
-                  f"{fmt(R.get('tcp', c, 'retransmits'), 0)} | {fmt(cpu(c), 2)} | "
+                  f"{fmt(R.get('tcp', c, 'retransmits'), 0)} | {rnr} | {fmt(cpu(c), 2)} | "
                   f"{fmt(R.get('tcp', c, 'cpu_busy'))} % |")
     md.append("")
 
@@ -190,7 +200,7 @@ def main():
     md.append("| ratio | value | target | compares |")
     md.append("| --- | ---: | ---: | --- |")
     for name, val, target, what in ratios:
-        tgt = f">= {fmt(target, 1)}" if target is not None else ""
+        tgt = f">= {target:g}" if target is not None else ""
         md.append(f"| `{name}` | {fmt(val, 2)} | {tgt} | {what} |")
     md.append("")
 

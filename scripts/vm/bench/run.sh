@@ -88,14 +88,19 @@ PY
 
 # Both IPoIB ends in connected mode; checks the traffic went over RC.
 connected_runs() {
-	local tag=$1 p before after
+	local tag=$1 p before after n0
 
 	for p in 1 4; do
 		before=$(cm_stat rxe0 rc_tx_bytes)
+		n0=$(rxe_stat rxe1 send_rnr_err)
 		run_iperf tcp "$tag-P$p" ns1 ns0 192.0.2.2 $p
 		after=$(cm_stat rxe0 rc_tx_bytes)
 		[ $((after - before)) -ge "$LAST_BYTES" ] ||
 			fail "$tag: only $((after - before)) of $LAST_BYTES bytes over RC"
+		# RNR NAKs the receiving end sent: a send that met no receive
+		# posted (with RNR retry 7 it is sent again, never lost).
+		rec tcp "$tag-P$p" rnr_naks $(($(rxe_stat rxe1 send_rnr_err) - n0)) n
+		rec tcp "$tag-P$p" rnr_exhausted "$(rxe_stat rxe0 retry_rnr_exceeded_err)" n
 	done
 }
 
@@ -274,7 +279,14 @@ bench_ipoib() {
 	in0 ping -c 2 -W 10 192.0.2.2 > /dev/null || fail "ping in connected mode, no SRQ"
 	grep -q '^# connected mode, per-QP' "$(cm_debugfs rxe0)/connections" ||
 		fail "not connected mode without SRQ: $(head -n 1 "$(cm_debugfs rxe0)/connections")"
+	# Host 1's accepted QP is new: the first stream grows its ring from
+	# 16 receives.  The last run measures one stream again over the ring
+	# the others grew, which is what posting the whole ring at the REP
+	# would give from the start.
 	connected_runs conn-nosrq
+	rec mem nosrq-full-ring rx_posted "$(cm_conns rxe1 | awk '$3 == "passive" {
+		for (i = 1; i < NF; i++) if ($i == "rx_posted") { print $(i + 1); exit } }')" n
+	run_iperf tcp conn-nosrq-full-P1 ns1 ns0 192.0.2.2 1
 	# e) The receive memory of the connection that carried the streams
 	# (host 1 accepted it), right after them and once it has been quiet
 	# for a minute: receives posted cannot be taken back, so it keeps
