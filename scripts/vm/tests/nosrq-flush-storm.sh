@@ -1,19 +1,22 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# vm-timeout: 1200
-# A flush storm without SRQ: every receive of every connection of one
+# vm-timeout: 1500
+# Flush storms without SRQ: every receive of every connection of one
 # interface completes at once, into its one receive CQ.  Host 0 holds four
 # no-SRQ connections, two it opened (to hosts 1 and 2) and two it accepted
-# (from a child on each), all at their full ring of recv_queue_size=32
-# under TCP traffic into host 0 (cm_bidirectional=1: the peers send back
-# over the connections host 0 opened), with cm_nosrq_mem=12 (192 buffers)
-# so that the rings hold what the memory lets them grow to.  Then rxe0 is
-# deleted under that traffic: every QP goes to ERR and flushes its ring.
-# The receive CQ is sized for the whole memory (ipoib_cm_size.c); if it
-# were not, the flushes would overflow it and teardown would wait for
-# receives that never complete.  Afterwards: no report in the kernel log
-# (the runner's check), and rxe0 added again carries an exact transfer
-# from a peer over a new connection.
+# (from a child on each), all grown to their full ring of
+# recv_queue_size=32 by TCP into host 0 (cm_bidirectional=1: the peers
+# send back over the connections host 0 opened), with cm_nosrq_mem=12
+# (192 buffers) so that the rings hold what the memory lets them grow to.
+#  - Host 0 leaves connected mode with its NAPI held (napi_hold): every
+#    ring is flushed into the CQ before anything polls it.  The CQ is
+#    sized for the whole memory (ipoib_cm_size.c); were it not, the
+#    flushes would overflow it and teardown would wait for receives that
+#    never complete.
+#  - Back in connected mode with the rings full again, rxe0 is deleted
+#    under that traffic, and added again: its new interface carries an
+#    exact transfer from a peer over a new connection.
+# Both end with the runner's kernel-log check.
 . "$(dirname "$0")/../lib.sh"
 
 RING=32
@@ -47,62 +50,118 @@ for i in 1 2; do
 	wait_for 60 "carrier on c$i" carrier_up ns$i c$i
 done
 
-# Every neighbour static: each first packet dials, from the side that
-# sends it.  Host 0 dials hosts 1 and 2, the children dial host 0.
-a0=$(link_addr ns0 "$IB0")
-for i in 1 2; do
-	v=IB$i
-	ai=$(link_addr ns$i "${!v}")
-	ac=$(link_addr ns$i c$i)
-	in0 ip neigh replace 192.0.2.$((i + 1)) lladdr "$ai" dev "$IB0" nud permanent
-	in0 ip neigh replace 2001:db8:2::1$i lladdr "$ac" dev "$IB0" nud permanent
-	ip -n ns$i neigh replace 192.0.2.1 lladdr "$a0" dev "${!v}" nud permanent
-	ip -n ns$i neigh replace 2001:db8:2::1 lladdr "$a0" dev c$i nud permanent
-done
-for i in 1 2; do
-	in0 ping -c 2 -i 0.3 -W 10 192.0.2.$((i + 1)) || fail "ping 0 -> $i"
-	ip netns exec ns$i ping -6 -c 2 -i 0.3 -W 10 -I c$i 2001:db8:2::1 ||
-		fail "ping c$i -> 0"
-done
-cat "$(cm_debugfs rxe0)/connections"
-[ "$(cm_conns rxe0 | grep -c ' active live ')" = 2 ] &&
-	[ "$(cm_conns rxe0 | grep -c ' passive live ')" = 2 ] &&
-	[ "$(cm_conns rxe0 | wc -l)" = 4 ] ||
-	fail "host 0 does not hold two opened and two accepted connections"
-
-# TCP into host 0 over all four, for longer than the test needs.
-for p in 1 2 3 4; do
-	in0 iperf3 -s -1 -p 520$p > /dev/null 2>&1 &
-done
-for p in 1 2 3 4; do wait_listening ns0 520$p; done
+# The four connections' traffic, and its iperf3 clients.
 clients=()
-for i in 1 2; do
-	ip netns exec ns$i iperf3 -c 192.0.2.1 -p 520$i -t 300 > /dev/null 2>&1 &
-	clients+=($!)
-	ip netns exec ns$i iperf3 -c 2001:db8:2::1 -p 520$((i + 2)) -t 300 \
-		> /dev/null 2>&1 &
-	clients+=($!)
-done
-wait_for 120 "host 0's four rings full ($(cat "$(cm_debugfs rxe0)/connections"))" all_full
-cat "$(cm_debugfs rxe0)/connections"
-posted=$(cm_conns rxe0 | awk '{ for (i = 1; i < NF; i++) if ($i == "rx_posted") s += $(i + 1) } END { print s + 0 }')
-say "host 0: $posted receives posted on 4 QPs; budget in use: $(head -n 2 "$(cm_debugfs rxe0)/connections" | tail -n 1)"
-[ "$posted" -ge $((4 * (RING - 2))) ] || fail "only $posted receives posted before the storm"
-# Every connection still carries data: the storm hits them under load.
+
+# Every neighbour static: each first packet dials, from the side that
+# sends it.  Host 0 dials hosts 1 and 2, the children dial host 0.  Then
+# TCP into host 0 over all four (in the background, for longer than the
+# test needs) until every ring is full, and data still moving on each.
+dial_and_fill() {
+	local a0 ai ac i v p posted rx0
+
+	a0=$(link_addr ns0 "$IB0")
+	for i in 1 2; do
+		v=IB$i
+		ai=$(link_addr ns$i "${!v}")
+		ac=$(link_addr ns$i c$i)
+		in0 ip neigh replace 192.0.2.$((i + 1)) lladdr "$ai" dev "$IB0" nud permanent
+		in0 ip neigh replace 2001:db8:2::1$i lladdr "$ac" dev "$IB0" nud permanent
+		ip -n ns$i neigh replace 192.0.2.1 lladdr "$a0" dev "${!v}" nud permanent
+		ip -n ns$i neigh replace 2001:db8:2::1 lladdr "$a0" dev c$i nud permanent
+	done
+	for i in 1 2; do
+		in0 ping -c 2 -i 0.3 -W 10 192.0.2.$((i + 1)) || fail "ping 0 -> $i"
+		ip netns exec ns$i ping -6 -c 2 -i 0.3 -W 10 -I c$i 2001:db8:2::1 ||
+			fail "ping c$i -> 0"
+	done
+	cat "$(cm_debugfs rxe0)/connections"
+	[ "$(cm_conns rxe0 | grep -c ' active live ')" = 2 ] &&
+		[ "$(cm_conns rxe0 | grep -c ' passive live ')" = 2 ] &&
+		[ "$(cm_conns rxe0 | wc -l)" = 4 ] ||
+		fail "host 0 does not hold two opened and two accepted connections"
+
+	for p in 1 2 3 4; do
+		in0 iperf3 -s -1 -p 520$p > /dev/null 2>&1 &
+	done
+	for p in 1 2 3 4; do wait_listening ns0 520$p; done
+	clients=()
+	for i in 1 2; do
+		ip netns exec ns$i iperf3 -c 192.0.2.1 -p 520$i -t 600 > /dev/null 2>&1 &
+		clients+=($!)
+		ip netns exec ns$i iperf3 -c 2001:db8:2::1 -p 520$((i + 2)) -t 600 \
+			> /dev/null 2>&1 &
+		clients+=($!)
+	done
+	wait_for 120 "host 0's four rings full ($(cat "$(cm_debugfs rxe0)/connections"))" all_full
+	cat "$(cm_debugfs rxe0)/connections"
+	posted=$(posted_all)
+	say "host 0: $posted receives posted on 4 QPs; budget in use: $(sed -n 2p "$(cm_debugfs rxe0)/connections")"
+	[ "$posted" -ge $((4 * (RING - 2))) ] || fail "only $posted receives posted"
+	rx0=$(conn_rx)
+	wait_for 30 "data on each of host 0's connections ($rx0 -> $(conn_rx))" all_moving "$rx0"
+	# Nothing lost to RNR or retries so far.
+	rxe_clean rxe0 rxe1 rxe2
+}
+
+posted_all() {
+	cm_conns rxe0 | awk '{ for (i = 1; i < NF; i++) if ($i == "rx_posted") s += $(i + 1) } END { print s + 0 }'
+}
+
 conn_rx() {	# "QPN RX_PACKETS" of each of host 0's connections
 	cm_conns rxe0 | awk '{ print $5, $9 }' | sort
 }
+
 all_moving() {
 	[ "$(join <(echo "$1") <(conn_rx) | awk '$3 > $2' | wc -l)" = 4 ]
 }
-rx0=$(conn_rx)
-wait_for 30 "data on each of host 0's connections ($rx0 -> $(conn_rx))" all_moving "$rx0"
 
-# Nothing was lost to RNR or retries before the storm (after it, the
-# peers' sends to the vanished host 0 exhaust their retries).
-rxe_clean rxe0 rxe1 rxe2
+stop_traffic() {
+	kill "${clients[@]}" 2>/dev/null || true
+	for pid in "${clients[@]}"; do wait "$pid" 2>/dev/null || true; done
+	clients=()
+	pkill -x iperf3 || true
+}
 
-# The storm.
+# host 0's RC QPs in ERR, from rdma res: N
+rc_in_err() {
+	[ "$(rdma res show qp link rxe0 | grep ' type RC ' | grep -c ' state ERR ')" = "$1" ]
+}
+
+# 1) A mode switch with host 0's NAPI held.  The traffic stops first, so
+# that the rings are full when it begins (the peers' last packets are
+# taken and reposted while the NAPI still runs).
+dial_and_fill
+stop_traffic
+wait_for 60 "host 0's four rings full once the traffic stopped ($(cat "$(cm_debugfs rxe0)/connections"))" \
+	all_full
+posted=$(posted_all)
+say "storm 1: host 0 leaves connected mode, $posted receives posted, its NAPI held"
+klog_mark=$(dmesg | wc -l)
+napi_hold ns0 "$IB0"
+set_mode ns0 "$IB0" datagram &
+spid=$!
+# Teardown waits for the flushed receives (5 s at most): let the NAPI go
+# once every QP is in ERR, its ring flushed into the CQ.
+if ! wait_for_rc=$(wait_for 10 "host 0's 4 RC QPs in ERR" rc_in_err 4 2>&1); then
+	napi_release
+	rdma res show qp link rxe0
+	fail "host 0's RC QPs did not all reach ERR: $wait_for_rc"
+fi
+napi_release
+wait "$spid" || fail "echo datagram > mode failed"
+dmesg | tail -n +"$((klog_mark + 1))" | grep -E "ipoib_cm|$IB0" || true
+dmesg | tail -n +"$((klog_mark + 1))" |
+	matches "$IB0: connected mode stopped: 4 connections closed" ||
+	fail "no message of host 0 closing its 4 connections"
+[ "$(get_mode ns0 "$IB0")" = datagram ] || fail "host 0 not in datagram mode"
+wait_for 60 "the peers' ends closed" sh -c \
+	"! cat /sys/kernel/debug/ipoib_cm/*/connections | grep -qv '^#'"
+
+# 2) rxe0 deleted under traffic, every ring full.
+set_mode ns0 "$IB0" connected
+dial_and_fill
+say "storm 2: rdma link del rxe0 under traffic"
 klog_mark=$(dmesg | wc -l)
 rdma link del rxe0 &
 pid=$!
@@ -124,8 +183,7 @@ dmesg | tail -n +"$((klog_mark + 1))" |
 	matches "$IB0: connected mode stopped: 4 connections closed" ||
 	fail "no message of host 0 closing its 4 connections"
 # Their interface is gone: the clients to host 0 would wait for it.
-kill "${clients[@]}" 2>/dev/null || true
-for pid in "${clients[@]}"; do wait "$pid" 2>/dev/null || true; done
+stop_traffic
 
 # The peers' ends stay until they time out or fail: the DREQs of a
 # device being removed need not get out before it is gone.
