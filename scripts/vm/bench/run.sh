@@ -391,7 +391,7 @@ bench_peers() {
 # interface) keep the peers' memory in bounds; idle connections stay.
 bench_kilo() {
 	local KILO=$1 backend=$2 tag=$2-$1
-	local per=56 devs i j n=0 ifname addr d qpn slab0 used0 slab1 used1 t0
+	local per=56 devs i j n=0 ifname addr d qpn slab0 used0 slab1 used1 t0 ppid
 	local -A pdir=() prdev=()
 
 	devs=$(((KILO + per - 1) / per))
@@ -510,8 +510,28 @@ for l in json.load(sys.stdin):
 	# and end, so that its phases can be read against the messages.
 	echo "bench: rmmod begins" > /dev/kmsg
 	t0=$SECONDS
+	# Where rmmod's CPU time goes (it runs, it does not wait): a profile
+	# of the whole guest while it runs, if perf works here.
+	ppid=
+	if perf record -o /tmp/perf.data -e cpu-clock -a -- true > /dev/null 2>&1; then
+		perf record -o /tmp/perf-rmmod.data -e cpu-clock -F 99 -a -g -- \
+			sleep 3600 > /dev/null 2>&1 &
+		ppid=$!
+	fi
 	unload_module
 	echo "bench: rmmod ended" > /dev/kmsg
+	if [ -n "$ppid" ]; then
+		kill -INT "$ppid" 2> /dev/null || true
+		wait "$ppid" || true
+		{
+			echo "# self"
+			perf report -i /tmp/perf-rmmod.data --stdio --no-children \
+				--sort sym --percent-limit 1 -g none 2> /dev/null
+			echo "# with callees"
+			perf report -i /tmp/perf-rmmod.data --stdio --children \
+				--sort sym --percent-limit 5 -g none 2> /dev/null
+		} | grep -v '^$' > "$VMOUT/profile-rmmod-$tag.txt" || true
+	fi
 	rec kilo "$tag" unload_s $((SECONDS - t0)) s
 	# Of that, host 0 closing its connections, as the module reports it
 	# (the peers' ends close on its DREQs meanwhile), and the module's
