@@ -13,8 +13,10 @@
 #  - the dialling side counts a failed connection (conn_failed), the
 #    accepting side a refused REQ (req_rejected) when it was the one;
 #  - every datagram arrives, in order: the first five over UD while the
-#    connection is down, the next five, after host 0's backoff, over the
-#    connection it dials again (conn_active_up, a live connection);
+#    connection is down, the next five, once host 0's backoff is over (1 s
+#    after one failure, timed from when conn_failed was seen to count it),
+#    over the connection it dials again (conn_active_up, a live
+#    connection);
 #  - both hosts back in datagram mode, rxe's object counts (rdma res show)
 #    are what they were before: rxe's pools keep a leaked QP or CQ
 #    referenced, where kmemleak cannot see it.
@@ -77,6 +79,33 @@ connect_hosts() {
 	path_ready ns0 "$IB0" 192.0.2.2 ns1
 }
 
+# failed_seen F0: host 0 counts a failed connection (conn_failed above
+# F0); notes when it was seen and how many failed, for backoff_over.
+failed_seen() {
+	wait_for 30 "$IB0 to count a failed connection" \
+		stat_above rxe0 conn_failed "$1"
+	FAILED_AT=$EPOCHREALTIME
+	FAILS=$(($(cm_stat rxe0 conn_failed) - $1))
+}
+
+# The backoff is not shown anywhere: it is computed from the counters.
+# The peer's connection failed FAILS times in a row (its first, and every
+# retry since); it sends over UD for 1, 2, 4 ... 64 s after the last
+# failure (ipoib_cm_event_locked()), which happened before FAILED_AT.  So
+# the backoff is over once that long, and half a second more (jiffies may
+# lag this shell's clock a little under TCG), has passed since FAILED_AT.
+backoff_secs() {
+	local b=$((1 << (FAILS - 1)))
+
+	echo $((b > 64 ? 64 : b))
+}
+
+backoff_over() {
+	local now=$EPOCHREALTIME
+
+	[ $((${now/./} - ${FAILED_AT/./})) -ge $(($(backoff_secs) * 1000000 + 500000)) ]
+}
+
 # recovered RXPID RXFILE UP0 WHAT: after host 0's backoff five more
 # datagrams go out; all ten must have arrived in order (the first five
 # over UD), over the connection host 0 dialled again (conn_active_up
@@ -84,15 +113,17 @@ connect_hosts() {
 recovered() {
 	local got
 
-	# The first failure backs off for a second.
-	sleep 2
+	[ "$FAILS" -ge 1 ] || case_fail "$4: no failure counted before the retry"
+	wait_explain $(($(backoff_secs) + 10)) \
+		"$IB0's backoff of $(backoff_secs) s after $FAILS failures" \
+		'cm_dump; say "failure seen at $FAILED_AT, now $EPOCHREALTIME"' backoff_over
 	udp_burst_tx ns0 192.0.2.2 7200 5
 	wait "$1" || true
 	got=$(tr '\n' ' ' < "$2")
 	[ "$got" = "0 1 2 3 4 0 1 2 3 4 " ] ||
 		case_fail "$4: datagrams arrived as: $got"
 	stat_above rxe0 conn_active_up "$3" ||
-		case_fail "$4: $IB0 did not dial again"
+		case_fail "$4: $IB0 did not dial again ($FAILS failures; sent $(backoff_secs) s after the failure was seen)"
 	[ -n "$(conn_col rxe0 active live 1)" ] ||
 		case_fail "$4: no live connection after the retry"
 }
@@ -111,8 +142,7 @@ fault_case() {
 	ff_arm "$fn" "$n"
 	udp_burst_tx ns0 192.0.2.2 7200 5
 	wait_for 30 "call $n of $fn to fail" ff_fired
-	wait_for 30 "$IB0 to count a failed connection" \
-		stat_above rxe0 conn_failed "$f0"
+	failed_seen "$f0"
 	ff_disarm
 	if [ "$side" = 1 ]; then
 		stat_above rxe1 req_rejected "$r1" ||

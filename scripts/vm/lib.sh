@@ -21,12 +21,21 @@ fail() { say "FAIL: $*"; exit 1; }
 
 # Poll until a command succeeds; fail after $1 seconds.
 wait_for() {
-	local secs=$1 what=$2
-	shift 2
+	wait_explain "$1" "$2" : "${@:3}"
+}
+
+# wait_explain SECS WHAT STATE COMMAND...: as wait_for, and on timeout
+# STATE (a shell command, eval'ed) first shows the state that explains it.
+wait_explain() {
+	local secs=$1 what=$2 state=$3
+	shift 3
 	local end=$((SECONDS + secs))
 
 	until "$@" >/dev/null 2>&1; do
-		[ $SECONDS -lt $end ] || fail "timed out after ${secs}s waiting for $what"
+		if [ $SECONDS -ge $end ]; then
+			[ "$state" = : ] || { say "waiting for $what: the state"; eval "$state" || true; }
+			fail "timed out after ${secs}s waiting for $what"
+		fi
 		sleep 0.2
 	done
 }
@@ -314,6 +323,61 @@ in0() { ip netns exec ns0 "$@"; }
 in1() { ip netns exec ns1 "$@"; }
 in2() { ip netns exec ns2 "$@"; }
 
+# The byte counters of hosts 0 and 1: "TX0 RX0 TX1 RX1", from sysfs (no
+# interpreter: this may run under load).
+link_bytes() {
+	echo $(ns_sysfs ns0 "cat $IB0/statistics/tx_bytes $IB0/statistics/rx_bytes") \
+		$(ns_sysfs ns1 "cat $IB1/statistics/tx_bytes $IB1/statistics/rx_bytes")
+}
+
+# Neither link of hosts 0 and 1 sent or received anything for 0.5 s.
+links_quiet() {
+	local a
+
+	a=$(link_bytes)
+	sleep 0.5
+	[ "$(link_bytes)" = "$a" ]
+}
+
+# rx_bytes NS IFACE: what IFACE has received, from sysfs.
+rx_bytes() {
+	ns_sysfs "$1" "cat $2/statistics/rx_bytes"
+}
+
+# wait_rx SECS BYTES NS:IFACE...: traffic is seen to flow: each IFACE
+# (in namespace NS) receives BYTES more than it had when this was called,
+# within SECS; on timeout, the links and their counters.
+wait_rx() {
+	local secs=$1 bytes=$2 i want=()
+	shift 2
+
+	for i in "$@"; do
+		want+=("$i:$(($(rx_bytes "${i%%:*}" "${i#*:}") + bytes))")
+	done
+	wait_explain "$secs" "$bytes bytes more received on each of $*" \
+		"show_links $*; cm_dump" rx_reached "${want[@]}"
+}
+
+# show_links NS:IFACE...: the links with their counters.
+show_links() {
+	local i
+
+	for i in "$@"; do
+		ip -n "${i%%:*}" -s link show "${i#*:}" || true
+	done
+}
+
+# rx_reached NS:IFACE:BYTES...: each IFACE has received BYTES.
+rx_reached() {
+	local i ns rest
+
+	for i in "$@"; do
+		ns=${i%%:*}
+		rest=${i#*:}
+		[ "$(rx_bytes "$ns" "${rest%%:*}")" -ge "${rest#*:}" ] || return 1
+	done
+}
+
 # A link counter: link_stat NS IFACE rx|tx bytes|packets
 link_stat() {
 	ip -n "$1" -s -j link show "$2" |
@@ -342,7 +406,10 @@ iperf_check() {
 		{ tail -n 20 /tmp/iperf-client.json; cm_dump; fail "iperf3 client failed"; }
 	wait $spid || { tail -n 20 /tmp/iperf-server.json; fail "iperf3 server failed"; }
 	cp /tmp/iperf-client.json /tmp/iperf-server.json "$VMOUT/" 2>/dev/null || true
-	sleep 2
+	# The counters below include the last packets of the test: both
+	# links quiet for half a second.
+	wait_explain 30 "the links quiet after iperf3" \
+		'say "byte counters (tx rx, $IB0 then $IB1): $(link_bytes)"' links_quiet
 	tx0=$(($(link_stat ns0 "$IB0" tx bytes) - tx0))
 	rx0=$(($(link_stat ns0 "$IB0" rx bytes) - rx0))
 	tx1=$(($(link_stat ns1 "$IB1" tx bytes) - tx1))

@@ -53,9 +53,16 @@ print(s.recvfrom(100)[0].decode())
 PY
 rpid=$!
 # The receiver is a member before anything is sent (an interpreter can
-# take seconds to start under TCG); the join itself needs a moment more.
+# take seconds to start under TCG); then the interface joins the group,
+# in its own task: on RoCE it attaches the QP and then joins the group's
+# MGID at the IPv6 level on the Ethernet device under the port, which
+# shows in veth1's list (IPv4 239.1.2.3: MGID ff1S:401b:PKEY::f01:203).
+group_joined() {
+	ip -6 maddr show dev veth1 | matches -E 'inet6 ff1[0-9a-f]:401b:[0-9a-f:]*:f01:203( |$)'
+}
 wait_for 60 "the multicast receiver" test -e /tmp/mcast.ready
-sleep 1
+wait_explain 30 "$IB1 to join 239.1.2.3" \
+	'ip -n ns1 maddr show dev "$IB1"; ip -6 maddr show dev veth1' group_joined
 in0 python3 - <<'PY'
 import socket, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -127,7 +134,8 @@ spid=$!
 wait_listening ns1 5201
 in0 iperf3 -c 192.0.2.2 -t 60 > /dev/null 2>&1 &
 cpid=$!
-sleep 5
+# Until data flows (counted by the receiving interface).
+wait_rx 60 1000000 "ns1:$IB1"
 rdma link del rxe1
 in1 ip link show "$IB1" >/dev/null 2>&1 && fail "$IB1 still there"
 # The peer is gone: TCP would retry for minutes.

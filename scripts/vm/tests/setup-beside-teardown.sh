@@ -54,9 +54,14 @@ round() {
 	napi_hold ns0 "$IB0"
 	# Host 0's datagram to host 2 leaves as soon as the connection from
 	# host 1 is closing: its start task is queued after the reap.  From
-	# this shell, so on CPU 0 with the rest.
-	udp_burst_tx ns0 192.0.2.3 7102 1 "$f" ' passive closing ' &
-	sleep 2
+	# this shell, so on CPU 0 with the rest.  The sender says when it
+	# watches the file (an interpreter can take seconds to start under
+	# TCG): only then does host 1 leave.
+	rm -f /tmp/sbt.ready
+	(export UDP_BURST_READY=/tmp/sbt.ready
+	 udp_burst_tx ns0 192.0.2.3 7102 1 "$f" ' passive closing ') &
+	wait_explain 60 "the datagram's sender watching $f" \
+		'napi_release; jobs -l; cat "$f"' test -e /tmp/sbt.ready
 	lines=$(dmesg | wc -l)
 	set_mode ns1 "$IB1" datagram &
 	sm=$!
