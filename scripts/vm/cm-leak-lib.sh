@@ -12,7 +12,8 @@
 #  - the failed connection's backoff survives its leak: a QP-less FAILED
 #    connection to the peer is in the table at once, before any packet;
 #  - the five held datagrams arrive over UD, and five more, sent after
-#    the backoff, over the connection dialled again, all ten in order;
+#    the backoff, over the connection dialled again, all ten in order,
+#    with no RC retry exhausted in rxe's counters;
 #  - without the SRQ, the leaked QP's receive, flushed by ERR and held back
 #    (host 0's NAPI held) until the QP is leaked, gives its share of
 #    cm_nosrq_mem back once it completes: what stays in use is the leaked
@@ -93,6 +94,10 @@ leak_round() {
 	fi
 	recovered "$rx" /tmp/cl.rx "$up0" "leak (cm_srq=$srq)"
 	say "leak (cm_srq=$srq): backoff kept, held datagrams over UD, dialled again"
+	# The leaked QP never left INIT (its move to RTR was the failure) and
+	# the peer's never left RTR: neither sent anything over RC.  The
+	# traffic over the connection dialled again exhausted no RC retry.
+	rxe_clean rxe0 rxe1
 
 	# Only the leak the tool made: one QP, on host 0.
 	[ "$(leaked_qps rxe1)" = 0 ] || fail "host 1 leaked a QP too"

@@ -4,7 +4,8 @@
 # default); ethtool -i, -g (and -G refused), -S with the same counters as
 # debugfs, a drop counted by reason with its tracepoint, the RC counters
 # following a connected-mode ping, and the connection-state tracepoint
-# firing while the connection is set up and torn down (read from tracefs).
+# firing while the connection is set up and torn down (read from tracefs);
+# no RC retry exhausted in rxe's counters.
 . "$(dirname "$0")/../lib.sh"
 
 TRACING=/sys/kernel/tracing
@@ -113,5 +114,7 @@ for want in "$IB0 peer [0-9a-f:]* qpn $qpn1 active rc_qpn 0x[0-9a-f]*: new -> re
 done
 
 echo 0 > $TRACING/events/ipoib_cm/enable
+# The connected-mode pings and the teardown exhausted no RC retry.
+rxe_clean rxe0 rxe1
 unload_module
 say "admin: ok"

@@ -13,7 +13,8 @@
 #     0xffff), children of children and "ip link del" of a port's
 #     interface are refused with messages;
 #   - children go with ip link del, delete_child, the removal of their
-#     RDMA device and the unloading of the module.
+#     RDMA device and the unloading of the module;
+#   - no RC retry exhausted in rxe's counters before that removal.
 . "$(dirname "$0")/../lib.sh"
 
 # The ib_ipoib.ko of the running kernel, from its build directory: the
@@ -247,6 +248,10 @@ ip netns exec ns5 ping -c 2 -W 10 -s 20000 192.0.2.7 || fail "ping $IB0.x -> $IB
 grep -q ' live ' "$(child_debugfs ns5 "$IB0.x" rxe0 ffff)/connections" || fail "no connection of $IB0.x"
 ns_sysfs ns0 "echo 0xffff > $IB0/create_child" || fail "create_child 0xffff again"
 ip -n ns0 link set "$C0" up
+# The children's connected-mode traffic exhausted no RC retry.  Checked
+# before rxe1 goes: its counters go with it, and a QP of rxe0 still
+# sending to it then would retry in vain, as it should.
+rxe_clean rxe0 rxe1
 rdma link del rxe1
 [ "$(klog_count 'rxe1: ipoib_cm: device removed')" = 1 ] || fail "rxe1 removal not seen"
 for x in "ns1 $IB1" "ns1 $IB1.ffff" "ns4 $B" "ns6 $IB1.y"; do

@@ -7,7 +7,8 @@
 # host 0's NAPI is held (napi_hold), so host 0's reaper waits in its drain
 # with the closing connection still in its table; meanwhile host 0 sends
 # to host 2.  Host 0's connection to host 2 must become live while the
-# closing one is still there.  Once with the SRQ, once without.
+# closing one is still there.  Once with the SRQ, once without; no RC
+# retry exhausted in rxe's counters.
 . "$(dirname "$0")/../lib.sh"
 
 # ifname I: host I's interface.
@@ -94,6 +95,11 @@ round() {
 		fail "$IB0's connection to $IB2 was not live while the one from $IB1 was still closing"
 	wait_for 30 "the connection from $IB1 gone" sh -c "! grep -q ' passive ' $f"
 	say "$(dmesg | tail -n +$((lines + 1)) | grep -c 'timed out\|not drained\|not flushed' || true) teardown warnings"
+
+	# Connected-mode traffic ran between all three: no RC retry was
+	# exhausted (host 1's teardown sends nothing into a dead QP: host 0
+	# never sent to host 1).
+	rxe_clean rxe0 rxe1 rxe2
 
 	wait
 	unload_checked
