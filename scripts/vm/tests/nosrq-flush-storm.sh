@@ -100,8 +100,6 @@ dial_and_fill() {
 	[ "$posted" -ge $((4 * (RING - 2))) ] || fail "only $posted receives posted"
 	rx0=$(conn_rx)
 	wait_for 30 "data on each of host 0's connections ($rx0 -> $(conn_rx))" all_moving "$rx0"
-	# Nothing lost to RNR or retries so far.
-	rxe_clean rxe0 rxe1 rxe2
 }
 
 posted_all() {
@@ -130,9 +128,11 @@ rc_in_err() {
 
 # 1) A mode switch with host 0's NAPI held.  The traffic stops first, so
 # that the rings are full when it begins (the peers' last packets are
-# taken and reposted while the NAPI still runs).
+# taken and reposted while the NAPI still runs).  Nothing was lost to RNR
+# or retries up to here.
 dial_and_fill
 stop_traffic
+rxe_clean rxe0 rxe1 rxe2
 wait_for 60 "host 0's four rings full once the traffic stopped ($(cat "$(cm_debugfs rxe0)/connections"))" \
 	all_full
 posted=$(posted_all)
