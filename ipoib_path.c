@@ -24,7 +24,8 @@
 #include "ipoib.h"
 #include "ipoib_compat.h"
 
-#define IPOIB_PATH_QUEUE_LEN	8
+#define IPOIB_PATH_QUEUE_LEN	8	/* packets per destination QPN */
+#define IPOIB_PATH_QUEUE_MAX	256	/* packets per path */
 #define IPOIB_PATH_MAX_BACKOFF	16	/* seconds */
 #define IPOIB_PATH_IDLE		(60 * HZ)
 #define IPOIB_PATH_GC_PERIOD	(30 * HZ)
@@ -341,6 +342,27 @@ static struct ipoib_path *ipoib_path_new(struct ipoib_priv *priv,
 	return path;
 }
 
+/*
+ * Whether a path's queue takes no more packets for @qpn.  Every interface
+ * behind one GID (a port's own, its P_Key children) shares the path, so
+ * the limit is per destination: the first packets to many of them at once
+ * all wait for the one resolution.  Queued packets start with the pseudo
+ * header, their destination's link address.
+ */
+static bool ipoib_path_queue_full(struct sk_buff_head *queue, u32 qpn)
+{
+	struct sk_buff *skb;
+	unsigned int n = 0;
+
+	if (skb_queue_len(queue) >= IPOIB_PATH_QUEUE_MAX)
+		return true;
+	skb_queue_walk(queue, skb)
+		if (ipoib_hwaddr_qpn(skb->data) == qpn &&
+		    ++n >= IPOIB_PATH_QUEUE_LEN)
+			return true;
+	return false;
+}
+
 /**
  * ipoib_path_xmit - send a unicast packet through its path
  * @priv: the interface
@@ -395,7 +417,7 @@ void ipoib_path_xmit(struct ipoib_priv *priv, struct sk_buff *skb,
 		why = IPOIB_DROP_NO_PATH;
 		goto drop;
 	}
-	if (skb_queue_len(&path->queue) >= IPOIB_PATH_QUEUE_LEN) {
+	if (ipoib_path_queue_full(&path->queue, qpn)) {
 		why = IPOIB_DROP_QUEUE_FULL;
 		goto drop;
 	}
