@@ -41,6 +41,11 @@ done
 [ "$(cm_stat rxe0 drop_path_queue_full)" = 0 ] || fail "drops before the burst"
 before=$(cm_stat rxe0 drop_path_queue_full)
 
+# This shell and what it starts stay on CPU 0 from here: the lookup is
+# held on CPU 1 below, and nothing of the test may wait there.
+[ "$(nproc --all)" -ge 2 ] || fail "holding the lookup needs a second CPU"
+taskset -p -c 0 $$ > /dev/null
+
 # One socket in ns1 takes every datagram (each arrives on its own
 # interface); it prints the destinations it got.
 ip netns exec ns1 python3 - "$N" > /tmp/path-share.rx <<'PY' &
@@ -48,7 +53,7 @@ import socket, sys
 n = int(sys.argv[1]) + 1
 s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
 s.bind(("::", 7000))
-s.settimeout(30)
+s.settimeout(120)
 got = set()
 try:
     while len(got) < n:
@@ -62,8 +67,6 @@ wait_udp ns1 7000
 # Unbound workqueues (the path lookup runs on one) may only use CPU 1,
 # where a SCHED_FIFO loop keeps them from running; this shell and the
 # sender stay on CPU 0.  ksoftirqd/1 runs above the loop (timers).
-[ "$(nproc --all)" -ge 2 ] || fail "holding the lookup needs a second CPU"
-taskset -p -c 0 $$ > /dev/null
 wqmask=$(cat /sys/devices/virtual/workqueue/cpumask)
 rt=$(cat /proc/sys/kernel/sched_rt_runtime_us)
 sirq=$(pgrep -x ksoftirqd/1)
@@ -82,6 +85,7 @@ chrt -f -p 20 "$sirq"
 echo -1 > /proc/sys/kernel/sched_rt_runtime_us
 taskset -c 1 chrt -f 10 sh -c 'while :; do :; done' &
 hog=$!
+say "lookups held; sending 16 datagrams"
 ip netns exec ns0 python3 - "$N" <<'PY' || { release; fail "sending the burst"; }
 import socket, sys
 s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
@@ -89,6 +93,7 @@ for i in [100] + list(range(1, int(sys.argv[1]) + 1)):
     s.sendto(str(i).encode(), (f"2001:db8:3::{i}", 7000))
 PY
 release
+say "sent; lookups released"
 wait $rpid || true
 got=$(cat /tmp/path-share.rx)
 want="$(seq -s ' ' 1 $N) 100"
