@@ -4,10 +4,14 @@
 # (once more with receive completions held back), ifdown/ifup, removal of
 # the RDMA device, rmmod; once with the shared receive queue and once
 # without (no-SRQ: every QP's own receive buffers are in flight when it
-# goes).  Closing the connections takes at most 10 s each time, and
-# nothing is left behind (kmemleak and the kernel log are checked by the
-# runner).
-# vm-timeout: 1500
+# goes).  Then with cm_bidirectional=1, iperf3 both ways over one
+# connection: a mode switch and rmmod.  Then connections held in their
+# handshake (every REP lost on the wire) beside iperf3: a mode switch
+# that finds them in req-sent and rep-sent, and rmmod.  Closing the
+# connections takes at most 10 s each time, no RC retry is exhausted
+# before a teardown, and nothing is left behind (kmemleak and the kernel
+# log are checked by the runner).
+# vm-timeout: 2400
 . "$(dirname "$0")/../lib.sh"
 
 # Run a teardown command under traffic.  The kernel reports how long
@@ -18,41 +22,85 @@
 # as the checks around it start several processes, which under this load
 # takes tens of seconds.
 within_10s() {
-	local what=$1 start took lines ms
+	teardown_run "$@"
+	teardown_judge "$1"
+}
+
+# teardown_run WHAT COMMAND...: run it, noting how long it took (TD_TOOK)
+# and the kernel log's length before (TD_LINES).
+teardown_run() {
+	local what=$1 start
 	shift
-	lines=$(dmesg | wc -l)
+	TD_LINES=$(dmesg | wc -l)
 	start=$(date +%s.%N)
 	"$@" || fail "$what failed"
-	took=$(echo "$(date +%s.%N) - $start" | bc)
+	TD_TOOK=$(echo "$(date +%s.%N) - $start" | bc)
 	if [ -n "${RMMOD_SECS:-}" ]; then
 		say "$what: rmmod ran ${RMMOD_SECS}s"
-		took=$RMMOD_SECS
+		TD_TOOK=$RMMOD_SECS
 		unset RMMOD_SECS
 	fi
-	ms=$(dmesg | tail -n +$((lines + 1)) |
+}
+
+# teardown_judge WHAT: the closing reports since teardown_run.
+teardown_judge() {
+	local what=$1 ms t
+
+	ms=$(dmesg | tail -n +$((TD_LINES + 1)) |
 	     sed -n 's/.*connected mode stopped: .* in \([0-9]*\) ms/\1/p')
-	say "$what: command took ${took}s; connections closed in ${ms//$'\n'/, } ms"
+	say "$what: command took ${TD_TOOK}s; connections closed in ${ms//$'\n'/, } ms"
 	[ -n "$ms" ] || fail "$what: connected mode did not stop"
 	for t in $ms; do
 		[ "$t" -le 10000 ] || fail "$what: closing took $t ms"
 	done
-	[ "$(echo "$took <= 60" | bc)" = 1 ] || fail "$what took ${took}s"
+	[ "$(echo "$TD_TOOK <= 60" | bc)" = 1 ] || fail "$what took ${TD_TOOK}s"
+}
+
+# rxe's counters are judged over each loaded stretch, up to the teardown
+# that ends it: that teardown may exhaust its peer's retries, legitimately
+# (a QP destroyed while its peer still sends into it, before the DREQ
+# arrives).  load_begins restarts the count (rxe_baseline) once no
+# connection of either host is closing; load_judged (rxe_clean) comes
+# before the teardown.
+load_begins() {
+	wait_explain 60 "no connection closing" cm_dump none_closing
+	rxe_baseline rxe0 rxe1
+}
+
+none_closing() {
+	local f
+
+	for f in "$(cm_debugfs rxe0)/connections" "$(cm_debugfs rxe1)/connections"; do
+		[ ! -e "$f" ] || ! matches ' closing ' "$f" || return 1
+	done
+}
+
+load_judged() {
+	rxe_clean rxe0 rxe1
+}
+
+# rc_flowing SECS: data flows over RC both ways: each host's rc_rx_bytes
+# grows by a megabyte within SECS.
+rc_flowing() {
+	local rx0 rx1
+	rx0=$(cm_stat rxe0 rc_rx_bytes)
+	rx1=$(cm_stat rxe1 rc_rx_bytes)
+	wait_explain "$1" "RC traffic both ways" cm_dump sh -c \
+		"[ \$(awk '\$1 == \"rc_rx_bytes\" {print \$2}' $(cm_debugfs rxe0)/stats) -gt $((rx0 + 1000000)) ] &&
+		 [ \$(awk '\$1 == \"rc_rx_bytes\" {print \$2}' $(cm_debugfs rxe1)/stats) -gt $((rx1 + 1000000)) ]"
 }
 
 traffic_start() {
+	load_begins
 	in1 iperf3 -s > /dev/null 2>&1 &
 	SPID=$!
 	wait_listening ns1 5201
 	in0 iperf3 -c 192.0.2.2 -t 300 --bidir > /dev/null 2>&1 &
 	CPID=$!
 	# Until data flows over RC both ways.
-	local rx0 rx1
-	rx0=$(cm_stat rxe0 rc_rx_bytes)
-	rx1=$(cm_stat rxe1 rc_rx_bytes)
-	wait_for 30 "RC traffic" sh -c \
-		"[ \$(awk '\$1 == \"rc_rx_bytes\" {print \$2}' $(cm_debugfs rxe0)/stats) -gt $((rx0 + 1000000)) ] &&
-		 [ \$(awk '\$1 == \"rc_rx_bytes\" {print \$2}' $(cm_debugfs rxe1)/stats) -gt $((rx1 + 1000000)) ]"
+	rc_flowing 30
 	sleep 2
+	load_judged
 }
 
 # $CPID and $SPID are the subshells of in0/in1: iperf3 itself is their
@@ -87,6 +135,7 @@ held_switch() {
 	# delivered; slow enough (about 16 messages a second) that the
 	# receive queue (256) is not empty before the checks below, each of
 	# which takes a second or more on an emulated CPU.
+	load_begins
 	in0 iperf3 -s -p 5202 > /dev/null 2>&1 &
 	us=$!
 	wait_listening ns0 5202
@@ -96,6 +145,7 @@ held_switch() {
 	uc=$!
 	wait_for 30 "UDP over RC into $IB0" sh -c \
 		"[ \$(awk '\$1 == \"rc_rx_bytes\" {print \$2}' $(cm_debugfs rxe0)/stats) -gt $((rx + 200000)) ]"
+	load_judged
 
 	# The traffic stays off the held CPU.
 	for p in $(pgrep -x iperf3); do
@@ -204,7 +254,182 @@ round() {
 	hosts_down
 }
 
+# One connection carries host 0's and host 1's traffic: each host has one
+# connection, live, one side's opened and the other's accepted (host 0's
+# ping dials it; were both to dial at once, RFC 4755 3.3 leaves one), and
+# each has sent and received a megabyte over it.  A FAILED one does not
+# count: it has no QP and sends nothing (host 1 keeps one from its dials
+# while host 0 was in datagram mode, refused).
+one_connection() {
+	local d0 d1
+	d0=$(awk '!/^#/ && $4 != "failed" { n++; if ($4 == "live" && $8 > 1000000 && $10 > 1000000) d = $3 }
+		  END { if (n == 1) print d }' "$(cm_debugfs rxe0)/connections")
+	d1=$(awk '!/^#/ && $4 != "failed" { n++; if ($4 == "live" && $8 > 1000000 && $10 > 1000000) d = $3 }
+		  END { if (n == 1) print d }' "$(cm_debugfs rxe1)/connections")
+	[ -n "$d0" ] && [ -n "$d1" ] && [ "$d0" != "$d1" ] ||
+		{ cm_dump; fail "the traffic both ways is not on one connection"; }
+	say "one connection both ways, $d0 on host 0: $(cm_conns rxe0 | awk '$4 != "failed" { print "QP", $5, "sent", $8, "received", $10 }')"
+}
+
+# round_bidir: cm_bidirectional=1, iperf3 both ways over one connection,
+# torn down by a mode switch and by rmmod.
+round_bidir() {
+	say "== cm_bidirectional=1"
+	load_module cm_bidirectional=1
+	hosts_up
+	connect_both
+	traffic_start
+	one_connection
+	within_10s "mode switch to datagram under traffic over one connection" \
+		set_mode ns0 "$IB0" datagram
+	traffic_stop
+	[ "$(cm_conns rxe0 | wc -l)" = 0 ] || fail "connections left after the switch"
+	connect_both
+	traffic_start
+	one_connection
+	within_10s "rmmod under traffic over one connection" unload_checked
+	traffic_stop
+	hosts_down
+}
+
+REP=0x0013
+TRACING=/sys/kernel/tracing
+
+# out_of_handshake DEBUGFS: no connection of the interface is in req-sent
+# or rep-sent.
+out_of_handshake() {
+	awk '$4 == "req-sent" || $4 == "rep-sent" { f = 1 } END { exit f }' "$1/connections"
+}
+
+# rc_rx NAME: host NAME's rc_rx_bytes, read with builtins only.
+rc_rx() {
+	local t
+
+	t=$(< "$(cm_debugfs "$1")/stats")
+	[[ "$t" =~ rc_rx_bytes\ ([0-9]+) ]] && echo "${BASH_REMATCH[1]}"
+}
+
+# round_handshake: host 0 and a third host (a child of host 1's interface)
+# dial each other while iperf3 runs both ways between hosts 0 and 1 over
+# connections made before, and every REP is lost on the wire, so the
+# connections between them stay in their handshake; then host 0 leaves
+# connected mode, and the module is unloaded, under that traffic.  The CM
+# gives up on a REQ after about 25 s and on a REP after about 10 s (a
+# retried REQ makes a new one): pings every half second from both sides
+# dial again after each give-up (and the backoff), and the switch comes
+# the moment all are seen in their handshake, polled with builtins only
+# (under this load starting a process takes seconds), from a shell in
+# ns0 started before that waits on a FIFO.  The trace says where the
+# switch found them.
+round_handshake() {
+	local c dc q0 qc tr rx0 rx1 t0 pids f0 fc s0 sc end swpid start
+
+	say "== teardown mid-handshake"
+	# The faults' root qdiscs, before any traffic (wire_root).
+	wire_root veth0
+	wire_root veth1
+	load_module
+	hosts_up
+	c=$IB1.h
+	ip -n ns1 link add link "$IB1" name "$c" type ipoib pkey 0xffff mode connected ||
+		fail "ip link add $c"
+	ip netns add ns2
+	ip -n ns1 link set "$c" netns ns2
+	ip -n ns2 link set lo up
+	ip -n ns2 addr add 192.0.2.9/24 dev "$c"
+	ip -n ns2 link set "$c" up
+	wait_for 60 "carrier on $c" carrier_up ns2 "$c"
+	qc=0x$(link_addr ns2 "$c" | cut -d: -f2-4 | tr -d :)
+	q0=0x$(link_addr ns0 "$IB0" | cut -d: -f2-4 | tr -d :)
+	dc=/sys/kernel/debug/ipoib_cm/rxe1-1.ffff.${qc#0x}
+	[ -d "$dc" ] || fail "no debugfs directory $dc for $c"
+	f0=$(cm_debugfs rxe0)/connections
+	fc=$dc/connections
+	connect_both
+	# Each knows the other's link address: no ARP answer waits on a
+	# connection that cannot complete.
+	in0 ip neigh replace 192.0.2.9 lladdr "$(link_addr ns2 "$c")" dev "$IB0" nud permanent
+	ip netns exec ns2 ip neigh replace 192.0.2.1 lladdr "$(link_addr ns0 "$IB0")" \
+		dev "$c" nud permanent
+	traffic_start
+	# From now on no REP reaches either side: the connections between
+	# hosts 0 and 1 exist, the ones with $c cannot complete.
+	cm_drop veth0 $REP
+	cm_drop veth1 $REP
+	echo > $TRACING/trace
+	echo 1 > $TRACING/events/ipoib_cm/ipoib_cm_state/enable
+	rm -f /tmp/switch.go
+	mkfifo /tmp/switch.go
+	in0 sh -c "read x < /tmp/switch.go && echo datagram > /sys/class/net/$IB0/mode" &
+	swpid=$!
+	TD_LINES=$(dmesg | wc -l)
+	rx0=$(rc_rx rxe0)
+	rx1=$(rc_rx rxe1)
+	t0=$SECONDS
+	in0 ping -i 0.5 -W 1 -w 120 192.0.2.9 > /dev/null 2>&1 &
+	pids=$!
+	ip netns exec ns2 ping -i 0.5 -W 1 -w 120 192.0.2.1 > /dev/null 2>&1 &
+	pids+=" $!"
+	# Until host 0's connection to $c is in req-sent and the one from $c
+	# in rep-sent, and $c's two halves likewise.
+	end=$((SECONDS + 90))
+	while :; do
+		s0=$(< "$f0")
+		sc=$(< "$fc")
+		[[ "$s0" == *" $qc active req-sent "* && "$s0" == *" $qc passive rep-sent "* &&
+		   "$sc" == *" $q0 active req-sent "* && "$sc" == *" $q0 passive rep-sent "* ]] &&
+			break
+		if [ $SECONDS -ge $end ]; then
+			kill $pids $swpid 2>/dev/null || true
+			echo "$s0"
+			echo "$sc"
+			grep ipoib_cm_state $TRACING/trace || true
+			fail "the connections between $IB0 and $c were never all in their handshake"
+		fi
+	done
+	start=$EPOCHREALTIME
+	echo go > /tmp/switch.go
+	wait $swpid || fail "mode switch to datagram mid-handshake failed"
+	TD_TOOK=$(secs_since "$start")
+	echo 0 > $TRACING/events/ipoib_cm/ipoib_cm_state/enable
+	# Other traffic went on meanwhile, over RC both ways.
+	[ "$(rc_rx rxe0)" -gt "$rx0" ] && [ "$(rc_rx rxe1)" -gt "$rx1" ] ||
+		{ cm_dump; fail "no traffic beside the held handshakes"; }
+	kill $pids 2>/dev/null || true
+	wait $pids 2>/dev/null || true
+	say "held in their handshake beside iperf3, $((SECONDS - t0)) s after the dial began; host 0's connections, and $c's, then:"
+	echo "$s0"
+	echo "$sc"
+	# Precondition: the switch found both in their handshake (neither had
+	# failed or completed), and REPs were lost on the wire both ways.
+	tr=$(grep ipoib_cm_state $TRACING/trace || true)
+	grep -q "ipoib_cm_state: $IB0 peer [0-9a-f:]* qpn $qc active rc_qpn 0x[0-9a-f]*: req-sent -> closing on shutdown" <<< "$tr" &&
+	grep -q "ipoib_cm_state: $IB0 peer [0-9a-f:]* qpn $qc passive rc_qpn 0x[0-9a-f]*: rep-sent -> closing on shutdown" <<< "$tr" ||
+		{ echo "$tr"; fail "the switch did not find both connections with $c in their handshake"; }
+	[ "$(cm_dropped veth0)" -ge 1 ] && [ "$(cm_dropped veth1)" -ge 1 ] ||
+		fail "no REP dropped on the wire (veth0 $(cm_dropped veth0), veth1 $(cm_dropped veth1))"
+	say "the switch took them from req-sent and rep-sent; REPs dropped on veth0 $(cm_dropped veth0), veth1 $(cm_dropped veth1)"
+	teardown_judge "mode switch to datagram mid-handshake under traffic"
+	[ "$(cm_conns rxe0 | wc -l)" = 0 ] || fail "connections left after the switch"
+	# $c's halves end their handshake too (REJ, or their own timeout).
+	wait_explain 60 "$c's connections out of their handshake" \
+		'cat "$dc/connections"' out_of_handshake "$dc"
+	within_10s "rmmod after the mid-handshake switch, under traffic" unload_checked
+	traffic_stop
+	wire_clear veth0
+	wire_clear veth1
+	hosts_down
+}
+
 fabric_single
-round 1
-round 0
+# TEARDOWN_PARTS picks parts by name, for debugging.
+for part in ${TEARDOWN_PARTS:-srq nosrq bidir handshake}; do
+	case $part in
+	srq)	round 1 ;;
+	nosrq)	round 0 ;;
+	bidir)	round_bidir ;;
+	handshake) round_handshake ;;
+	*)	fail "no part $part" ;;
+	esac
+done
 say "connected-teardown: ok"
