@@ -3,8 +3,8 @@
 # First packets to many interfaces behind one GID.  Host 1's port has 15
 # P_Key children besides its own interface, all sharing the port's GID,
 # so host 0 reaches all 16 through one path.  With that path not resolved
-# yet and its lookup held back (the interface's workqueue, unbound, kept
-# off the CPU the sender runs on), host 0 sends one UDP datagram to each
+# yet and its lookup held back (a SCHED_FIFO loop on CPU 1, the sender
+# SCHED_FIFO on CPU 0), host 0 sends one UDP datagram to each
 # of them: all 16 wait for the one resolution, then every one arrives (8
 # wait per destination, not 8 for the whole path) and path_queue_full
 # stays 0.  Host 0 sends nothing to host 1's GID before the burst (every
@@ -86,7 +86,11 @@ echo -1 > /proc/sys/kernel/sched_rt_runtime_us
 taskset -c 1 chrt -f 10 sh -c 'while :; do :; done' &
 hog=$!
 say "lookups held; sending 16 datagrams"
-ip netns exec ns0 python3 - "$N" <<'PY' || { release; fail "sending the burst"; }
+# The sender runs SCHED_FIFO on CPU 0, so the lookup's worker can run on
+# neither CPU until the 16 datagrams are queued, even if its workqueue
+# (an ordered one) does not follow the workqueue cpumask: with the mask
+# alone the old module once lost 8 and once none.
+taskset -c 0 chrt -f 5 ip netns exec ns0 python3 - "$N" <<'PY' || { release; fail "sending the burst"; }
 import socket, sys
 s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
 for i in [100] + list(range(1, int(sys.argv[1]) + 1)):
