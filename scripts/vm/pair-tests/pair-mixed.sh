@@ -62,83 +62,73 @@ pair_state() {
 	cm_dump
 }
 
-# Role 0's side of the transfers, on 192.0.2.1 port 5001: the first
-# connection brings role 1's data, answered with its length and SHA-256;
-# on the second it sends MIB MiB of random data, then reads role 1's
-# length and SHA-256 of what arrived, which must be its own.
-digest_serve() {
-	python3 - "$MIB" <<'PY'
-import hashlib, os, socket, sys, time
-srv = socket.socket(socket.AF_INET)
-srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-srv.bind(("192.0.2.1", 5001))
-srv.listen(1)
-srv.settimeout(300)
-conn, _ = srv.accept()
-conn.settimeout(120)
-h, n = hashlib.sha256(), 0
-while True:
-    b = conn.recv(1 << 16)
-    if not b:
-        break
-    h.update(b)
-    n += len(b)
-conn.sendall(b"%d %s\n" % (n, h.hexdigest().encode()))
-conn.close()
-print(f"received {n} {h.hexdigest()}", flush=True)
-data = os.urandom(int(sys.argv[1]) << 20)
-mine = "%d %s" % (len(data), hashlib.sha256(data).hexdigest())
-conn, _ = srv.accept()
-conn.settimeout(120)
-t = time.monotonic()
-conn.sendall(data)
-conn.shutdown(socket.SHUT_WR)
-got = conn.makefile().readline().strip()
-t = time.monotonic() - t
-print(f"sent {mine}, {len(data) * 8 / t / 1e6:.1f} Mbit/s; role 1 received {got}")
-sys.exit(0 if got == mine else 1)
-PY
-}
-
-# Role 1's side: send MIB MiB to role 0 and compare the length and
-# SHA-256 it answers; then receive role 0's data and answer with them.
-# Role 0's server may not listen yet: connect again for up to 120 s.
-digest_client() {
-	python3 - "$PEER4" "$MIB" <<'PY'
+# The transfers, on role 0's 192.0.2.1 port 5001, one connection each
+# way: role 1 sends MIB MiB of random data and role 0 answers with the
+# length and SHA-256 of what arrived, which must be role 1's own; then
+# the same from role 0 to role 1.  Role 1 connects again for up to 120 s:
+# role 0's server may not listen yet.  digest_exchange ROLE.
+digest_exchange() {
+	python3 - "$1" "$MIB" <<'PY'
 import hashlib, os, socket, sys, time
 
-def connect():
-    end = time.monotonic() + 120
+role, mib = int(sys.argv[1]), int(sys.argv[2])
+
+
+def receive_and_answer(conn):
+    h, n = hashlib.sha256(), 0
     while True:
-        try:
-            return socket.create_connection((sys.argv[1], 5001), timeout=120)
-        except OSError:
-            if time.monotonic() > end:
-                raise
-            time.sleep(1)
+        b = conn.recv(1 << 16)
+        if not b:
+            break
+        h.update(b)
+        n += len(b)
+    conn.sendall(b"%d %s\n" % (n, h.hexdigest().encode()))
+    conn.close()
+    print(f"received {n} {h.hexdigest()}", flush=True)
 
-data = os.urandom(int(sys.argv[2]) << 20)
-mine = "%d %s" % (len(data), hashlib.sha256(data).hexdigest())
-s = connect()
-t = time.monotonic()
-s.sendall(data)
-s.shutdown(socket.SHUT_WR)
-got = s.makefile().readline().strip()
-t = time.monotonic() - t
-s.close()
-print(f"sent {mine}, {len(data) * 8 / t / 1e6:.1f} Mbit/s; role 0 received {got}", flush=True)
-ok = got == mine
-s = connect()
-h, n = hashlib.sha256(), 0
-while True:
-    b = s.recv(1 << 16)
-    if not b:
-        break
-    h.update(b)
-    n += len(b)
-s.sendall(b"%d %s\n" % (n, h.hexdigest().encode()))
-s.close()
-print(f"received {n} {h.hexdigest()}")
+
+def send_and_check(conn):
+    data = os.urandom(mib << 20)
+    mine = "%d %s" % (len(data), hashlib.sha256(data).hexdigest())
+    t = time.monotonic()
+    conn.sendall(data)
+    conn.shutdown(socket.SHUT_WR)
+    got = conn.makefile().readline().strip()
+    t = time.monotonic() - t
+    conn.close()
+    print(f"sent {mine}, {len(data) * 8 / t / 1e6:.1f} Mbit/s; "
+          f"role {1 - role} received {got}", flush=True)
+    return got == mine
+
+
+if role == 0:
+    srv = socket.socket(socket.AF_INET)
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("192.0.2.1", 5001))
+    srv.listen(1)
+    srv.settimeout(300)
+
+    def connect():
+        conn, _ = srv.accept()
+        conn.settimeout(120)
+        return conn
+else:
+    def connect():
+        end = time.monotonic() + 120
+        while True:
+            try:
+                return socket.create_connection(("192.0.2.1", 5001), timeout=120)
+            except OSError:
+                if time.monotonic() > end:
+                    raise
+                time.sleep(1)
+
+if role == 0:
+    receive_and_answer(connect())
+    ok = send_and_check(connect())
+else:
+    ok = send_and_check(connect())
+    receive_and_answer(connect())
 sys.exit(0 if ok else 1)
 PY
 }
@@ -194,11 +184,8 @@ ping -c 3 -i 0.3 -M do -s 65000 "$PEER4" || fail "ping -s 65000"
 ping -6 -c 3 -i 0.3 -s 65000 "$PEER6" || fail "ping6 -s 65000"
 
 # 16 MiB each way, role 1 first.  Each end judges what it sent.
-if [ "$ROLE" = 0 ]; then
-	digest_serve || { cm_dump; fail "SRQ -> no-SRQ: the transfer failed, or arrived short or changed"; }
-else
-	digest_client || { cm_dump; fail "no-SRQ -> SRQ: the transfer failed, or arrived short or changed"; }
-fi
+digest_exchange "$ROLE" ||
+	{ cm_dump; fail "the transfer from role $ROLE failed, or arrived short or changed"; }
 cat "$(cm_debugfs rxe0)/connections"
 [ "$(cm_stat rxe0 rc_tx_errors)" = 0 ] || fail "RC send errors"
 if [ "$ROLE" = 1 ]; then
