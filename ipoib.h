@@ -243,6 +243,7 @@ enum ipoib_cm_stat {
 	IPOIB_CM_ST_RX_NO_CONN,		/* receives for a closed connection */
 	IPOIB_CM_ST_RX_GROWN,		/* no-SRQ: receives added on use */
 	IPOIB_CM_ST_RX_SHRUNK,		/* no-SRQ: given back when quiet */
+	IPOIB_CM_ST_RX_RECLAIMED,	/* no-SRQ: grown, quiet, closed */
 	IPOIB_CM_ST_RX_BUDGET,		/* no-SRQ: not added, memory used up */
 	IPOIB_CM_ST_SRQ_LIMIT,		/* SRQ limit events */
 	IPOIB_CM_ST_MAX

@@ -238,51 +238,70 @@ void ipoib_cm_close_all(struct ipoib_priv *priv)
  * compares correctly, on 32-bit as well.
  */
 #define IPOIB_CM_IDLE_MAX	(7U * 24 * 3600)
+/* How often a backend's hoarding connections are looked for. */
+#define IPOIB_CM_HOARD_SCAN	(5 * HZ)
 
 /*
- * Close connections nobody used for cm_idle_timeout seconds.  Choosing a
- * connection and closing it happen in one cm.lock section, so it cannot
- * be used or change state in between.
+ * Close connections nobody used for cm_idle_timeout seconds, and those
+ * the receive backend finds holding memory for traffic that has stopped
+ * (a no-SRQ ring grown and then quiet).  Choosing a connection and
+ * closing it happen in one cm.lock section, so it cannot be used or
+ * change state in between.  cm_idle_timeout 0 closes neither.
  */
 static void ipoib_cm_idle_work(struct work_struct *work)
 {
 	struct ipoib_priv *priv = container_of(to_delayed_work(work),
 					       struct ipoib_priv,
 					       cm.idle_work);
+	bool (*hoarding)(struct ipoib_cm_conn *conn) = priv->cm.ops->hoarding;
 	unsigned int timeout = min(READ_ONCE(ipoib_cm_idle_timeout),
 				   IPOIB_CM_IDLE_MAX);
 	unsigned long idle = (unsigned long)timeout * HZ;
+	unsigned long period = 60 * HZ;
+	unsigned int n = 0, reclaimed = 0;
 	struct ipoib_cm_transition t;
 	struct ipoib_cm_conn *conn;
-	unsigned int n = 0;
 	int bkt;
 
 	if (timeout) {
 		spin_lock_bh(&priv->cm.lock);
 		hash_for_each(priv->cm.conns, bkt, conn, node) {
-			if (conn->reaping ||
-			    !time_after(jiffies, READ_ONCE(conn->last_used) +
-					idle))
+			if (conn->reaping)
 				continue;
-			/* Pending connections are left to the CM's timers. */
-			if (conn->state != IPOIB_CM_LIVE &&
-			    conn->state != IPOIB_CM_REP_SENT &&
-			    conn->state != IPOIB_CM_FAILED)
-				continue;
-			t = ipoib_cm_event_locked(conn, IPOIB_CM_EV_IDLE);
-			if (t.action == IPOIB_CM_ACT_CLOSE)
-				n++;
+			if (time_after(jiffies,
+				       READ_ONCE(conn->last_used) + idle)) {
+				/* Pending ones are left to the CM's timers. */
+				if (conn->state != IPOIB_CM_LIVE &&
+				    conn->state != IPOIB_CM_REP_SENT &&
+				    conn->state != IPOIB_CM_FAILED)
+					continue;
+				t = ipoib_cm_event_locked(conn,
+							  IPOIB_CM_EV_IDLE);
+				if (t.action == IPOIB_CM_ACT_CLOSE)
+					n++;
+			} else if (hoarding && conn->state == IPOIB_CM_LIVE &&
+				   hoarding(conn)) {
+				t = ipoib_cm_event_locked(conn,
+							  IPOIB_CM_EV_IDLE);
+				if (t.action == IPOIB_CM_ACT_CLOSE)
+					reclaimed++;
+			}
 		}
 		spin_unlock_bh(&priv->cm.lock);
-		if (n) {
-			netdev_dbg(priv->netdev, "closing %u idle connections\n",
-				   n);
+		if (n || reclaimed)
+			netdev_dbg(priv->netdev,
+				   "closing %u idle connections, %u holding receive memory\n",
+				   n, reclaimed);
+		if (n)
 			ipoib_cm_count(priv, IPOIB_CM_ST_IDLE_REAPED, n);
-		}
+		if (reclaimed)
+			ipoib_cm_count(priv, IPOIB_CM_ST_RX_RECLAIMED,
+				       reclaimed);
+		period = clamp(idle / 4, (unsigned long)HZ, 60UL * HZ);
+		if (hoarding)
+			period = min(period, IPOIB_CM_HOARD_SCAN);
 	}
-	queue_delayed_work(priv->cm.wq, &priv->cm.idle_work,
-			   timeout ? clamp(idle / 4, (unsigned long)HZ,
-					   60UL * HZ) : 60 * HZ);
+	queue_delayed_work(priv->cm.wq, &priv->cm.idle_work, period);
 }
 
 static void ipoib_cm_srq_limit_work(struct work_struct *work)

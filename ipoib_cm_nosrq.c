@@ -9,15 +9,20 @@
  *   meet an empty queue), IPOIB_CM_NOSRQ_FIRST if we accept it (the peer
  *   opened it to send, and starts at once).  They are posted before the
  *   REQ or the REP goes out.
- * - Each buffer consumed is replaced and IPOIB_CM_NOSRQ_GROW more are
- *   added, up to the ring: the posted window triples for every window's
- *   worth of packets.  What arrives while it is short waits in the peer's
- *   RNR retries (7: without end), never lost.
+ * - Each buffer consumed is replaced.  When less than half of the ring's
+ *   buffers were left on the QP (ipoib_cm_nosrq_should_grow()),
+ *   IPOIB_CM_NOSRQ_GROW more are added, up to the ring: a peer that
+ *   outruns the receiver triples the posted window for every window's
+ *   worth of packets, one that does not (or a few packets now and then)
+ *   leaves it as it began.  What arrives while it is short waits in the
+ *   peer's RNR retries (7: without end), never lost.
  * - A buffer consumed after a quiet spell (nothing received on the QP for
  *   IPOIB_CM_NOSRQ_QUIET) is given back instead, as long as the QP keeps
  *   the buffers it started with: a connection that only trickles shrinks
- *   back.  Posted receives cannot be taken back from a QP, so an idle one
- *   keeps what it has until its next packets, or cm_idle_timeout.
+ *   back.  Posted receives cannot be taken back from a QP: one that grew
+ *   and then received nothing for IPOIB_CM_NOSRQ_RECLAIM is closed by the
+ *   idle scan (ipoib_cm_nosrq_hoarding()), and the next packets dial a
+ *   new, small one.
  * - Every buffer of every QP of the interface, accepted or opened, is
  *   taken from one budget, cm_nosrq_mem, before it is allocated; the
  *   budget also sizes the receive CQ (ipoib_cm_size.c), so no mix of
@@ -53,6 +58,8 @@
 #define IPOIB_CM_NOSRQ_GROW	2
 /* No receive for this long: the next consumed buffer is given back. */
 #define IPOIB_CM_NOSRQ_QUIET	HZ
+/* No receive for this long with a grown ring: the connection is closed. */
+#define IPOIB_CM_NOSRQ_RECLAIM	(30 * HZ)
 
 /* @n buffers' worth of the interface's budget; growth leaves the reserve. */
 static bool ipoib_cm_nosrq_take_n(struct ipoib_priv *priv, unsigned int n,
@@ -92,8 +99,13 @@ static int ipoib_cm_nosrq_post(struct ipoib_cm_conn *conn,
 	struct ib_sge sge[IPOIB_CM_MAX_FRAGS];
 	struct ib_recv_wr wr;
 
+	int ret;
+
 	ipoib_cm_rx_wr(conn->priv, buf, &wr, sge);
-	return ib_post_recv(conn->qp, &wr, NULL);
+	ret = ib_post_recv(conn->qp, &wr, NULL);
+	if (!ret)
+		conn->rx_on_qp++;
+	return ret;
 }
 
 /* A new buffer in a free slot, from the budget, posted. */
@@ -255,7 +267,7 @@ static void ipoib_cm_nosrq_repost(struct ipoib_priv *priv,
 				  struct ipoib_cm_rx_buf *buf, bool consumed)
 {
 	unsigned int grown;
-	bool quiet, drained;
+	bool quiet, drained, grow;
 
 	if (!conn) {
 		/*
@@ -267,10 +279,11 @@ static void ipoib_cm_nosrq_repost(struct ipoib_priv *priv,
 		return;
 	}
 	spin_lock_bh(&conn->rx_lock);
+	conn->rx_on_qp--;
 	if (consumed && ipoib_cm_nosrq_open(conn)) {
 		quiet = time_after(jiffies,
 				   conn->rx_last + IPOIB_CM_NOSRQ_QUIET);
-		conn->rx_last = jiffies;
+		WRITE_ONCE(conn->rx_last, jiffies);
 		/*
 		 * Quiet: give it back, keeping what the QP started with
 		 * (rx_posted counts this one: at least rx_low stay).
@@ -281,8 +294,10 @@ static void ipoib_cm_nosrq_repost(struct ipoib_priv *priv,
 			ipoib_cm_count(priv, IPOIB_CM_ST_RX_SHRUNK, 1);
 			return;
 		}
+		grow = ipoib_cm_nosrq_should_grow(conn->rx_on_qp,
+						  conn->rx_alloc);
 		if (!ipoib_cm_nosrq_post(conn, buf)) {
-			grown = ipoib_cm_nosrq_grow(conn);
+			grown = grow ? ipoib_cm_nosrq_grow(conn) : 0;
 			spin_unlock_bh(&conn->rx_lock);
 			if (grown)
 				ipoib_cm_count(priv, IPOIB_CM_ST_RX_GROWN,
@@ -402,6 +417,14 @@ static void ipoib_cm_nosrq_show(struct seq_file *m, struct ipoib_cm_conn *conn)
 		   conn->priv->cm.rx_frags * PAGE_SIZE);
 }
 
+/* Grown beyond what it began with, and nothing received for a while. */
+static bool ipoib_cm_nosrq_hoarding(struct ipoib_cm_conn *conn)
+{
+	return READ_ONCE(conn->rx_alloc) > conn->rx_low &&
+	       time_after(jiffies,
+			  READ_ONCE(conn->rx_last) + IPOIB_CM_NOSRQ_RECLAIM);
+}
+
 const struct ipoib_cm_rx_ops ipoib_cm_nosrq_ops = {
 	.name		= "per-QP",
 	.srq		= false,
@@ -415,4 +438,5 @@ const struct ipoib_cm_rx_ops ipoib_cm_nosrq_ops = {
 	.drain		= ipoib_cm_nosrq_drain,
 	.release	= ipoib_cm_nosrq_release,
 	.show		= ipoib_cm_nosrq_show,
+	.hoarding	= ipoib_cm_nosrq_hoarding,
 };

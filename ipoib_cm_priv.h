@@ -224,6 +224,7 @@ struct ipoib_cm_conn {
 	unsigned int rx_low;		/* buffers kept through quiet spells */
 	unsigned int rx_meta;		/* budget the ring's bookkeeping took */
 	unsigned int rx_posted;		/* on the QP, or back and in hand */
+	unsigned int rx_on_qp;		/* on the QP, not yet polled back */
 	unsigned long rx_last;		/* jiffies of the last receive */
 	bool rx_counted;		/* counted against the no-SRQ cap */
 
@@ -275,6 +276,12 @@ struct ipoib_cm_rx_ops {
 	void (*drain)(struct ipoib_priv *priv, struct list_head *batch);
 	void (*release)(struct ipoib_cm_conn *conn);
 	void (*show)(struct seq_file *m, struct ipoib_cm_conn *conn);
+	/*
+	 * Optional: @conn holds receive memory for traffic that has stopped,
+	 * and closing it is the only way to give that back (the idle scan
+	 * does, under cm.lock).
+	 */
+	bool (*hoarding)(struct ipoib_cm_conn *conn);
 };
 
 /*
@@ -330,6 +337,7 @@ u32 ipoib_cm_conn_mtu(u32 local_rx_mtu, u32 peer_rx_mtu);
 u32 ipoib_cm_nosrq_budget(u64 mem, u32 buf_bytes, u32 max_cqe);
 u32 ipoib_cm_nosrq_reserve(u32 budget);
 bool ipoib_cm_nosrq_may_take(u32 budget, u32 used, bool grow);
+bool ipoib_cm_nosrq_should_grow(u32 on_qp, u32 alloc);
 u32 ipoib_cm_nosrq_ring_units(u32 slots, u32 slot_bytes, u32 buf_bytes);
 u32 ipoib_cm_recv_cqe(u32 bufs, u32 max_cqe);
 

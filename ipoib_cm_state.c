@@ -188,6 +188,7 @@ const char *const ipoib_cm_stat_names[IPOIB_CM_ST_MAX] = {
 	[IPOIB_CM_ST_RX_NO_CONN]	= "rc_rx_no_conn",
 	[IPOIB_CM_ST_RX_GROWN]		= "nosrq_rx_grown",
 	[IPOIB_CM_ST_RX_SHRUNK]		= "nosrq_rx_shrunk",
+	[IPOIB_CM_ST_RX_RECLAIMED]	= "nosrq_rx_reclaimed",
 	[IPOIB_CM_ST_RX_BUDGET]		= "nosrq_rx_budget_full",
 	[IPOIB_CM_ST_SRQ_LIMIT]		= "srq_limit_events",
 };

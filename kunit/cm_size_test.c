@@ -111,6 +111,25 @@ static void ring_bookkeeping(struct kunit *test)
 			U32_MAX);
 }
 
+/* A ring grows once less than half of it is left on the QP. */
+static void growth_when_half_used(struct kunit *test)
+{
+	/* An opened QP's single buffer: its first packet grows it. */
+	KUNIT_EXPECT_TRUE(test, ipoib_cm_nosrq_should_grow(0, 1));
+	/* An accepted QP's 16: a few packets leave it as it is. */
+	KUNIT_EXPECT_FALSE(test, ipoib_cm_nosrq_should_grow(15, 16));
+	KUNIT_EXPECT_FALSE(test, ipoib_cm_nosrq_should_grow(8, 16));
+	KUNIT_EXPECT_TRUE(test, ipoib_cm_nosrq_should_grow(7, 16));
+	KUNIT_EXPECT_TRUE(test, ipoib_cm_nosrq_should_grow(0, 16));
+	/* Odd sizes: less than half, rounded down, left. */
+	KUNIT_EXPECT_FALSE(test, ipoib_cm_nosrq_should_grow(2, 3));
+	KUNIT_EXPECT_TRUE(test, ipoib_cm_nosrq_should_grow(1, 3));
+	/* The full default ring, and no overflow in the product. */
+	KUNIT_EXPECT_FALSE(test, ipoib_cm_nosrq_should_grow(128, 256));
+	KUNIT_EXPECT_TRUE(test, ipoib_cm_nosrq_should_grow(127, 256));
+	KUNIT_EXPECT_FALSE(test, ipoib_cm_nosrq_should_grow(8192, 8192));
+}
+
 static struct kunit_case cm_size_cases[] = {
 	KUNIT_CASE(budget_from_memory),
 	KUNIT_CASE(budget_within_the_cq),
@@ -118,6 +137,7 @@ static struct kunit_case cm_size_cases[] = {
 	KUNIT_CASE(reserve_for_new_qps),
 	KUNIT_CASE(cq_of_an_srq),
 	KUNIT_CASE(ring_bookkeeping),
+	KUNIT_CASE(growth_when_half_used),
 	{}
 };
 
