@@ -10,7 +10,7 @@
 #    connections already there keep working;
 #  - receive-buffer bytes of an opened, idle QP (one buffer) and of an
 #    accepted one, reported; a trickle after a quiet spell gives the
-#    accepted QP's buffers back;
+#    accepted QP's buffers back; 30 s with nothing received close it;
 #  - cm_bidirectional=1: the peer sends back over the connection host 0
 #    opened; that QP's ring grows from one receive, nothing is lost;
 #  - cm_nosrq_per_peer=1 and cm_nosrq_mem=3: a second connection from one
@@ -34,11 +34,12 @@ grep -q 'per-QP receives' "$(cm_debugfs rxe0)/connections" || fail "not in no-SR
 # Host 0 dials host 1, and host 1 dials back: one accepted QP each.
 in0 ping -c 1 -W 10 192.0.2.2 || fail "first ping 0 -> 1"
 # An accepted QP answers with 16 receives posted (1 MiB) and grows only
-# as it is used: one packet received, 2 more.
+# once the peer has used more than half of them: one packet is replaced,
+# nothing added.
 first=$(conn_field rxe1 passive rx_posted)
-say "host 1's accepted QP after one packet: $first receives"
-[ -n "$first" ] && [ "$first" -ge 16 ] && [ "$first" -le 18 ] ||
-	fail "an accepted QP began with ${first:-no} receives"
+say "host 1's accepted QP after one packet: $first receives, nosrq_rx_grown $(cm_stat rxe1 nosrq_rx_grown)"
+[ "$first" = 16 ] || fail "an accepted QP has ${first:-no} receives after one packet"
+[ "$(cm_stat rxe1 nosrq_rx_grown)" = 0 ] || fail "one packet grew an accepted QP"
 # The budget in use is every QP's buffers (64 KiB each) and its ring's
 # bookkeeping: 256 slots of 274 bytes, two buffers' worth.
 # One read of the file: header and connections from the same moment.
@@ -103,6 +104,32 @@ after=$(conn_field rxe1 passive rx_posted)
 say "host 1's accepted QP: $grown receives after the traffic, $after after four packets 1.5 s apart; nosrq_rx_shrunk $shrunk -> $(cm_stat rxe1 nosrq_rx_shrunk)"
 [ "$(cm_stat rxe1 nosrq_rx_shrunk)" -ge $((shrunk + 4)) ] &&
 	[ "$after" -le $((grown - 4)) ] || fail "a quiet connection kept its receive memory"
+
+# Still grown, it now receives nothing: after 30 s host 1 closes it
+# (posted receives cannot be taken back otherwise), and its budget falls
+# to what the connection it opened holds.  The next packet dials anew.
+[ "$after" -gt 16 ] || fail "precondition: host 1's accepted QP is no longer grown ($after)"
+reclaimed() {
+	[ "$(cm_stat rxe1 nosrq_rx_reclaimed)" -ge 1 ] &&
+		! cm_conns rxe1 | matches ' passive '
+}
+wait_explain 60 "host 1 to close its quiet, grown accepted QP" \
+	"cm_stat rxe1 nosrq_rx_reclaimed; cat $(cm_debugfs rxe1)/connections" reclaimed
+say "host 1 closed its quiet QP of $after receives: $(budget_used rxe1) units in use"
+# The opened QP is 1 buffer and 2 of bookkeeping, if host 0 has not
+# closed it yet for the same reason.
+budget_back() {
+	local u
+
+	u=$(budget_used rxe1)
+	[ "${u% *}" = "${u#* }" ] && [ "${u% *}" -le 3 ]
+}
+wait_explain 10 "host 1's budget to fall to its opened QP's" \
+	"budget_used rxe1; cat $(cm_debugfs rxe1)/connections" budget_back
+in0 ping -c 2 -i 0.3 -W 10 192.0.2.2 || fail "ping 0 -> 1 after the quiet close"
+cm_conns rxe1 | matches ' passive live ' || fail "0 -> 1 not dialled again over RC"
+[ "$(conn_field rxe1 passive rx_posted)" = 16 ] ||
+	fail "the new accepted QP has $(conn_field rxe1 passive rx_posted) receives"
 
 # One connection both ways: host 1 answers over the QP host 0 opened.
 unload_checked
