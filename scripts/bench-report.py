@@ -239,7 +239,9 @@ def main():
               f"accepted connection {fmt(R.get('mem', 'nosrq-accepted', 'rx_buf_bytes'), 0)} B; "
               f"the accepted end of the connection that carried the iperf3 runs "
               f"{fmt(R.get('mem', 'nosrq-loaded', 'rx_buf_bytes'), 0)} B right after them, "
-              f"{fmt(R.get('mem', 'nosrq-quiet-60s', 'rx_buf_bytes'), 0)} B 60 s later.\n")
+              f"{fmt(R.get('mem', 'nosrq-quiet-60s', 'rx_buf_bytes'), 0)} B 60 s later "
+              f"(grown, quiet connections closed: "
+              f"{fmt(R.get('mem', 'nosrq-quiet-60s', 'reclaimed'), 0)}).\n")
     n = [c for c in R.cases("kilo") if c.startswith("nosrq-") and not c.endswith("-again")]
     for c in n:
         cnt = R.get("kilo", c, "peers")

@@ -289,11 +289,14 @@ bench_ipoib() {
 	run_iperf tcp conn-nosrq-full-P1 ns1 ns0 192.0.2.2 1
 	# e) The receive memory of the connection that carried the streams
 	# (host 1 accepted it), right after them and once it has been quiet
-	# for a minute: receives posted cannot be taken back, so it keeps
-	# what it grew to until it receives again or its idle timeout.
+	# for a minute: receives posted cannot be taken back, so a grown
+	# ring that falls quiet is closed (nosrq_rx_reclaimed), and what
+	# host 1 accepted from host 0 then holds nothing.
 	rec mem nosrq-loaded rx_buf_bytes "$(conn_rx_bytes rxe1 passive)" B
 	sleep 60
-	rec mem nosrq-quiet-60s rx_buf_bytes "$(conn_rx_bytes rxe1 passive)" B
+	quiet=$(conn_rx_bytes rxe1 passive)
+	rec mem nosrq-quiet-60s rx_buf_bytes "${quiet:-0}" B
+	rec mem nosrq-quiet-60s reclaimed "$(cm_stat rxe1 nosrq_rx_reclaimed)" n
 	unload_module
 	hosts_down
 }
