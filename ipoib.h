@@ -271,6 +271,7 @@ struct ipoib_cm_dev {
 
 	struct napi_struct napi;	/* RC receives and sends */
 	struct ib_cq *recv_cq;		/* every RC QP's receive CQ */
+	u32 rx_spell;			/* times the NAPI found it empty */
 	spinlock_t poll_lock;		/* any context, IRQ-safe */
 	struct list_head poll_list;	/* conns whose send CQ fired */
 

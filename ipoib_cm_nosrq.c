@@ -9,9 +9,11 @@
  *   meet an empty queue), IPOIB_CM_NOSRQ_FIRST if we accept it (the peer
  *   opened it to send, and starts at once).  They are posted before the
  *   REQ or the REP goes out.
- * - Each buffer consumed is replaced.  When less than half of the ring's
- *   buffers were left on the QP (ipoib_cm_nosrq_should_grow()),
- *   IPOIB_CM_NOSRQ_GROW more are added, up to the ring: a peer that
+ * - Each buffer consumed is replaced.  Once the QP has used more than
+ *   half of its ring within one busy spell of the CM NAPI (from when it
+ *   found the receive CQ empty to the next time; ipoib_cm_napi_poll()
+ *   counts the spells in cm.rx_spell), IPOIB_CM_NOSRQ_GROW more are added
+ *   for each, up to the ring (ipoib_cm_nosrq_should_grow()): a peer that
  *   outruns the receiver triples the posted window for every window's
  *   worth of packets, one that does not (or a few packets now and then)
  *   leaves it as it began.  What arrives while it is short waits in the
@@ -99,13 +101,8 @@ static int ipoib_cm_nosrq_post(struct ipoib_cm_conn *conn,
 	struct ib_sge sge[IPOIB_CM_MAX_FRAGS];
 	struct ib_recv_wr wr;
 
-	int ret;
-
 	ipoib_cm_rx_wr(conn->priv, buf, &wr, sge);
-	ret = ib_post_recv(conn->qp, &wr, NULL);
-	if (!ret)
-		conn->rx_on_qp++;
-	return ret;
+	return ib_post_recv(conn->qp, &wr, NULL);
 }
 
 /* A new buffer in a free slot, from the budget, posted. */
@@ -279,7 +276,6 @@ static void ipoib_cm_nosrq_repost(struct ipoib_priv *priv,
 		return;
 	}
 	spin_lock_bh(&conn->rx_lock);
-	conn->rx_on_qp--;
 	if (consumed && ipoib_cm_nosrq_open(conn)) {
 		quiet = time_after(jiffies,
 				   conn->rx_last + IPOIB_CM_NOSRQ_QUIET);
@@ -294,7 +290,12 @@ static void ipoib_cm_nosrq_repost(struct ipoib_priv *priv,
 			ipoib_cm_count(priv, IPOIB_CM_ST_RX_SHRUNK, 1);
 			return;
 		}
-		grow = ipoib_cm_nosrq_should_grow(conn->rx_on_qp,
+		/* Only the NAPI consumes: cm.rx_spell is its own. */
+		if (conn->rx_spell != priv->cm.rx_spell) {
+			conn->rx_spell = priv->cm.rx_spell;
+			conn->rx_burst = 0;
+		}
+		grow = ipoib_cm_nosrq_should_grow(++conn->rx_burst,
 						  conn->rx_alloc);
 		if (!ipoib_cm_nosrq_post(conn, buf)) {
 			grown = grow ? ipoib_cm_nosrq_grow(conn) : 0;

@@ -258,8 +258,11 @@ int ipoib_cm_napi_poll(struct napi_struct *napi, int budget)
 		n = ib_poll_cq(priv->cm.recv_cq,
 			       min_t(int, ARRAY_SIZE(priv->cm.wc),
 				     budget - done), wc);
-		if (n <= 0)
+		if (n <= 0) {
+			/* The CQ is empty: a busy spell ends. */
+			priv->cm.rx_spell++;
 			break;
+		}
 		for (i = 0; i < n; i++)
 			wc[i].wr_cqe->done(priv->cm.recv_cq, &wc[i]);
 		done += n;

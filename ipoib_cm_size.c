@@ -69,17 +69,19 @@ bool ipoib_cm_nosrq_may_take(u32 budget, u32 used, bool grow)
 
 /**
  * ipoib_cm_nosrq_should_grow - whether a consumed buffer should bring more
- * @on_qp: receives still on the QP, the consumed one not counted
+ * @burst: buffers of the QP consumed since the receive CQ was last seen
+ *	empty, this one included
  * @alloc: buffers the QP's ring holds
  *
- * Only once less than half of what the ring holds is left on the QP: a
- * receiver that keeps up (or a few packets now and then) leaves the ring
- * as it is, one that falls behind gets more before the peer meets an
- * empty queue.  A QP of one buffer grows on its first packet.
+ * Only once the peer used more than half of the ring within one busy spell
+ * of the receiver: one that keeps up (or a few packets now and then)
+ * leaves the ring as it is, one that falls behind gets more before the
+ * peer meets an empty queue.  A QP of one buffer grows on its first
+ * packet.
  */
-bool ipoib_cm_nosrq_should_grow(u32 on_qp, u32 alloc)
+bool ipoib_cm_nosrq_should_grow(u32 burst, u32 alloc)
 {
-	return on_qp * 2 < alloc;
+	return burst > alloc / 2;
 }
 
 /**

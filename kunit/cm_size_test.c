@@ -111,23 +111,24 @@ static void ring_bookkeeping(struct kunit *test)
 			U32_MAX);
 }
 
-/* A ring grows once less than half of it is left on the QP. */
+/* A ring grows once more than half of it is used in one busy spell. */
 static void growth_when_half_used(struct kunit *test)
 {
 	/* An opened QP's single buffer: its first packet grows it. */
-	KUNIT_EXPECT_TRUE(test, ipoib_cm_nosrq_should_grow(0, 1));
+	KUNIT_EXPECT_TRUE(test, ipoib_cm_nosrq_should_grow(1, 1));
 	/* An accepted QP's 16: a few packets leave it as it is. */
-	KUNIT_EXPECT_FALSE(test, ipoib_cm_nosrq_should_grow(15, 16));
+	KUNIT_EXPECT_FALSE(test, ipoib_cm_nosrq_should_grow(1, 16));
 	KUNIT_EXPECT_FALSE(test, ipoib_cm_nosrq_should_grow(8, 16));
-	KUNIT_EXPECT_TRUE(test, ipoib_cm_nosrq_should_grow(7, 16));
-	KUNIT_EXPECT_TRUE(test, ipoib_cm_nosrq_should_grow(0, 16));
-	/* Odd sizes: less than half, rounded down, left. */
-	KUNIT_EXPECT_FALSE(test, ipoib_cm_nosrq_should_grow(2, 3));
-	KUNIT_EXPECT_TRUE(test, ipoib_cm_nosrq_should_grow(1, 3));
-	/* The full default ring, and no overflow in the product. */
+	KUNIT_EXPECT_TRUE(test, ipoib_cm_nosrq_should_grow(9, 16));
+	KUNIT_EXPECT_TRUE(test, ipoib_cm_nosrq_should_grow(40, 16));
+	/* Odd sizes: more than half, rounded down. */
+	KUNIT_EXPECT_FALSE(test, ipoib_cm_nosrq_should_grow(1, 3));
+	KUNIT_EXPECT_TRUE(test, ipoib_cm_nosrq_should_grow(2, 3));
+	/* The full default ring, and the largest. */
 	KUNIT_EXPECT_FALSE(test, ipoib_cm_nosrq_should_grow(128, 256));
-	KUNIT_EXPECT_TRUE(test, ipoib_cm_nosrq_should_grow(127, 256));
-	KUNIT_EXPECT_FALSE(test, ipoib_cm_nosrq_should_grow(8192, 8192));
+	KUNIT_EXPECT_TRUE(test, ipoib_cm_nosrq_should_grow(129, 256));
+	KUNIT_EXPECT_FALSE(test, ipoib_cm_nosrq_should_grow(U32_MAX / 2, U32_MAX));
+	KUNIT_EXPECT_TRUE(test, ipoib_cm_nosrq_should_grow(U32_MAX, U32_MAX));
 }
 
 static struct kunit_case cm_size_cases[] = {
