@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # vm-timeout: 1200
 # Connected mode without SRQ (cm_srq=0), three hosts on a bridge:
-#  - an accepted QP begins with 16 receives, grows as it is used; the
-#    budget in use counts every QP's buffers and its ring's bookkeeping;
+#  - an accepted QP begins with 16 receives, grows when its receiver falls
+#    behind (its NAPI held under a burst); the budget in use counts every
+#    QP's buffers and its ring's bookkeeping;
 #  - ping, ping6 and ping -s 65000, iperf3 30 s between two no-SRQ ends;
 #  - cm_max_nosrq=1: the second peer to dial host 0 is refused with
 #    NO_QP, its traffic falls back to UD (counted) and still flows, and the
@@ -92,9 +93,40 @@ say "receive-buffer bytes: opened, idle QP $idle; accepted QP $full"
 [ "$(conn_field rxe0 active rx_posted)" = 1 ] || fail "the opened QP has more than one receive"
 [ "$idle" -gt 0 ] && [ "$full" -gt "$idle" ] || fail "unexpected receive-buffer sizes"
 
-# The traffic grew host 1's accepted QP.  A trickle after a quiet spell
-# gives buffers back, one per packet (each echo request comes 1.5 s after
-# the last), while the QP keeps the 16 it began with.
+# A receiver that keeps up needs no more than it began with: growth
+# needs one that falls behind.  Host 1's NAPI is held (from outside the
+# driver) while 64 numbered datagrams come at its accepted QP: 16 fill it,
+# the rest wait in host 0's RNR retries (precondition: host 1 sent RNR
+# NAKs).  Released, the NAPI finds 16 completions of one QP at once, more
+# than half its ring: it grows, and every datagram arrives, in order.
+say "host 1's accepted QP after the streams: $(conn_field rxe1 passive rx_posted) receives"
+rnr0=$(rxe_stat rxe1 send_rnr_err)
+udp_burst_rx ns1 192.0.2.2 7100 64 /tmp/grow-burst.txt
+burst_pid=$!
+wait_udp ns1 7100
+napi_hold ns1 "$IB1"
+udp_burst_tx ns0 192.0.2.2 7100 64 || { napi_release; fail "burst 0 -> 1"; }
+end=$((SECONDS + 20))
+until [ "$(rxe_stat rxe1 send_rnr_err)" -gt "$rnr0" ]; do
+	[ $SECONDS -lt $end ] || {
+		napi_release
+		rdma statistic show link rxe1/1
+		cat "$(cm_debugfs rxe1)/connections"
+		fail "host 1 sent no RNR NAK in 20 s with its NAPI held"
+	}
+	sleep 0.2
+done
+napi_release
+wait "$burst_pid" || true
+say "burst of 64 into host 1's held QP: $(wc -l < /tmp/grow-burst.txt) arrived;" \
+	"RNR NAKs sent $rnr0 -> $(rxe_stat rxe1 send_rnr_err)"
+[ "$(seq 0 63 | tr '\n' ' ')" = "$(tr '\n' ' ' < /tmp/grow-burst.txt)" ] ||
+	fail "the burst arrived incomplete or out of order: $(tr '\n' ' ' < /tmp/grow-burst.txt)"
+rxe_clean rxe0 rxe1
+
+# A trickle after a quiet spell gives buffers back, one per packet (each
+# echo request comes 1.5 s after the last), while the QP keeps the 16 it
+# began with.
 grown=$(conn_field rxe1 passive rx_posted)
 [ "$grown" -gt 24 ] || fail "host 1's accepted QP did not grow: $grown receives"
 shrunk=$(cm_stat rxe1 nosrq_rx_shrunk)
