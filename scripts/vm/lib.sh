@@ -63,8 +63,15 @@ fabric_single() {
 	say "fabric up: rxe0 on veth0, rxe1 on veth1"
 }
 
+# The module as built ($MODDIR), or, with IPOIB_CM_MODPROBE=1, as
+# installed: modprobe finds it and its dependencies (scripts/vm/stock-dkms.sh),
+# and modprobe -r takes out what it loaded.
 load_module() {
-	insmod "$MODDIR/ipoib_cm.ko" "$@"
+	if [ "${IPOIB_CM_MODPROBE:-0}" = 1 ]; then
+		modprobe ipoib_cm "$@"
+	else
+		insmod "$MODDIR/ipoib_cm.ko" "$@"
+	fi
 }
 
 # rmmod, and where it waits: every 10 s it is still running, the kernel
@@ -73,7 +80,11 @@ load_module() {
 unload_module() {
 	local pid start=$EPOCHREALTIME next=10 rc=0
 
-	rmmod ipoib_cm &
+	if [ "${IPOIB_CM_MODPROBE:-0}" = 1 ]; then
+		modprobe -r ipoib_cm &
+	else
+		rmmod ipoib_cm &
+	fi
 	pid=$!
 	while kill -0 "$pid" 2>/dev/null; do
 		sleep 1
@@ -738,14 +749,16 @@ conn_col() {
 # OUT; udp_burst_tx NS ADDR PORT N [FILE REGEX] sends 0 .. N-1, once a line
 # of FILE matches REGEX if they are given, UDP_BURST_GAP seconds apart
 # (default 0).  With UDP_BURST_READY=PATH it creates PATH once it is
-# watching FILE: starting an interpreter can take seconds under TCG.
+# watching FILE: starting an interpreter can take seconds under TCG.  The
+# receiver gives up after UDP_BURST_TIMEOUT seconds (default 60) without
+# a datagram.
 udp_burst_rx() {
-	ip netns exec "$1" python3 - "$2" "$3" "$4" > "$5" <<'PY' &
+	ip netns exec "$1" python3 - "$2" "$3" "$4" "${UDP_BURST_TIMEOUT:-60}" > "$5" <<'PY' &
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, 33, 1 << 23)  # SO_RCVBUFFORCE
 s.bind((sys.argv[1], int(sys.argv[2])))
-s.settimeout(60)
+s.settimeout(float(sys.argv[4]))
 for _ in range(int(sys.argv[3])):
     try:
         print(int(s.recv(2048).split(b" ")[1]), flush=True)

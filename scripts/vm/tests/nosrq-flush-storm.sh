@@ -6,7 +6,8 @@
 # no-SRQ connections, two it opened (to hosts 1 and 2) and two it accepted
 # (from a child on each), all grown to their full ring of
 # recv_queue_size=32 by TCP into host 0 (cm_bidirectional=1: the peers
-# send back over the connections host 0 opened), with cm_nosrq_mem=12
+# send back over the connections host 0 opened) while host 0's NAPI is
+# held now and then (napi_hold), so that it falls behind, with cm_nosrq_mem=12
 # (192 buffers) so that the rings hold what the memory lets them grow to.
 #  - Host 0 leaves connected mode with its NAPI held (napi_hold): every
 #    ring is flushed into the CQ before anything polls it.  The CQ is
@@ -34,7 +35,9 @@ all_full() {
 }
 
 fabric_bridge 3
-load_module default_mode=connected cm_srq=0 cm_bidirectional=1 \
+# cm_idle_timeout=0: the grown rings must stay through the quiet spells
+# between traffic and storm, which would otherwise close them after 30 s.
+load_module default_mode=connected cm_srq=0 cm_bidirectional=1 cm_idle_timeout=0 \
 	recv_queue_size=$RING cm_nosrq_mem=12
 for i in 0 1 2; do host_up $i; done
 for i in 0 1 2; do host_wait $i; done
@@ -93,7 +96,18 @@ dial_and_fill() {
 			> /dev/null 2>&1 &
 		clients+=($!)
 	done
-	wait_for 120 "host 0's four rings full ($(cat "$(cm_debugfs rxe0)/connections"))" all_full
+	# A ring grows only when its receiver falls behind (more than half
+	# of it used in one busy spell of the NAPI): hold host 0's NAPI
+	# under the traffic, a few seconds at a time, until all four are.
+	for round in 1 2 3 4 5 6 7 8; do
+		all_full && break
+		napi_hold ns0 "$IB0"
+		sleep 3
+		napi_release
+		sleep 2
+		say "round $round of holding host 0's NAPI: rings $(cm_conns rxe0 | awk '{ for (i = 1; i < NF; i++) if ($i == "rx_posted") printf "%s ", $(i + 1) }')"
+	done
+	wait_explain 60 "host 0's four rings full" "cat $(cm_debugfs rxe0)/connections" all_full
 	cat "$(cm_debugfs rxe0)/connections"
 	posted=$(posted_all)
 	say "host 0: $posted receives posted on 4 QPs; budget in use: $(sed -n 2p "$(cm_debugfs rxe0)/connections")"

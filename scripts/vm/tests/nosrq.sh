@@ -101,10 +101,12 @@ say "receive-buffer bytes: opened, idle QP $idle; accepted QP $full"
 # than half its ring: it grows, and every datagram arrives, in order.
 say "host 1's accepted QP after the streams: $(conn_field rxe1 passive rx_posted) receives"
 rnr0=$(rxe_stat rxe1 send_rnr_err)
-udp_burst_rx ns1 192.0.2.2 7100 64 /tmp/grow-burst.txt
+napi_hold ns1 "$IB1"
+# Nothing reaches the receiver while the NAPI is held; its wait for the
+# first datagram spans the hold.
+UDP_BURST_TIMEOUT=300 udp_burst_rx ns1 192.0.2.2 7100 64 /tmp/grow-burst.txt
 burst_pid=$!
 wait_udp ns1 7100
-napi_hold ns1 "$IB1"
 udp_burst_tx ns0 192.0.2.2 7100 64 || { napi_release; fail "burst 0 -> 1"; }
 end=$((SECONDS + 20))
 until [ "$(rxe_stat rxe1 send_rnr_err)" -gt "$rnr0" ]; do
