@@ -104,6 +104,38 @@ connected_runs() {
 	done
 }
 
+# conn_posted RDMADEV DIR: receives posted on its first DIR connection.
+conn_posted() {
+	cm_conns "$1" | awk -v d="$2" '$3 == d {
+		for (i = 1; i < NF; i++) if ($i == "rx_posted") { print $(i + 1); exit } }'
+}
+
+# Grow host 1's accepted no-SRQ ring to recv_queue_size: a stream from
+# host 0, and host 1's NAPI held 3 s at a time, so that each release finds
+# the whole ring used at once.
+grow_to_full() {
+	local ring round pid
+
+	ring=$(cat /sys/module/ipoib_cm/parameters/recv_queue_size)
+	ip netns exec ns1 iperf3 -s -1 -p 5299 > /dev/null 2>&1 &
+	wait_listening ns1 5299
+	ip netns exec ns0 iperf3 -c 192.0.2.2 -p 5299 -t 120 > /dev/null 2>&1 &
+	pid=$!
+	for round in 1 2 3 4 5 6 7 8 9 10; do
+		[ "$(conn_posted rxe1 passive)" -lt $((ring - 2)) ] || break
+		napi_hold ns1 "$IB1"
+		sleep 3
+		napi_release
+		sleep 1
+		say "growing host 1's ring: round $round, $(conn_posted rxe1 passive) of $ring"
+	done
+	kill "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	pkill -f 'iperf3 -s -1 -p 5299' || true
+	[ "$(conn_posted rxe1 passive)" -ge $((ring - 2)) ] ||
+		fail "host 1's ring did not grow to $ring: $(conn_posted rxe1 passive)"
+}
+
 # conn_rx_bytes RDMADEV DIR: receive-buffer bytes of its first DIR connection.
 conn_rx_bytes() {
 	cm_conns "$1" | awk -v d="$2" '$3 == d {
@@ -279,14 +311,18 @@ bench_ipoib() {
 	in0 ping -c 2 -W 10 192.0.2.2 > /dev/null || fail "ping in connected mode, no SRQ"
 	grep -q '^# connected mode, per-QP' "$(cm_debugfs rxe0)/connections" ||
 		fail "not connected mode without SRQ: $(head -n 1 "$(cm_debugfs rxe0)/connections")"
-	# Host 1's accepted QP is new: the first stream grows its ring from
-	# 16 receives.  The last run measures one stream again over the ring
-	# the others grew, which is what posting the whole ring at the REP
-	# would give from the start.
+	# Host 1's accepted QP is new: it begins with 16 receives and grows
+	# only when its receiver falls behind (rnr_naks shows whether it did).
+	# The last run measures one stream again over the full ring, which is
+	# what posting the whole ring at the REP gave: the ring is grown to it
+	# first by holding host 1's NAPI under a stream a few seconds at a
+	# time (napi_hold), and the run follows at once.
 	connected_runs conn-nosrq
-	rec mem nosrq-full-ring rx_posted "$(cm_conns rxe1 | awk '$3 == "passive" {
-		for (i = 1; i < NF; i++) if ($i == "rx_posted") { print $(i + 1); exit } }')" n
+	grow_to_full
+	rec mem nosrq-full-ring rx_posted "$(conn_posted rxe1 passive)" n
+	n0=$(rxe_stat rxe1 send_rnr_err)
 	run_iperf tcp conn-nosrq-full-P1 ns1 ns0 192.0.2.2 1
+	rec tcp conn-nosrq-full-P1 rnr_naks $(($(rxe_stat rxe1 send_rnr_err) - n0)) n
 	# e) The receive memory of the connection that carried the streams
 	# (host 1 accepted it), right after them and once it has been quiet
 	# for a minute: receives posted cannot be taken back, so a grown
