@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # klog-check.sh --alloc-failures skips the memory manager's reports of
-# failed allocations, --leaks the driver's warnings of a leaked QP, and
+# failed allocations, --leaks the driver's warnings of a leaked QP,
+# --no-last-wqe its notice of an SRQ teardown without Last WQE Reached, and
 # nothing else: a report alone passes only with
 # the flag, a stack of any other origin fails with it too, and so does a
 # finding right after a skipped report.
@@ -63,6 +64,21 @@ if check --leaks --alloc-failures "$tmp/alloc-warn"; then
 	echo "FAIL: a WARNING passed with both flags"; rc=1
 fi
 
+# --no-last-wqe: the notice of an SRQ teardown without the event passes
+# with it; a teardown timeout beside it does not.
+printf '%s\n' '[  251.000001] ib0: RC QP 0x000015: no Last WQE Reached event in 2000 ms: relying on drain markers alone' \
+	> "$tmp/no-last-wqe"
+{ cat "$tmp/no-last-wqe"; echo '[  252.000000] ib0: RC QP 0x000016: sends not flushed in time'; } \
+	> "$tmp/no-last-wqe-timeout"
+if check "$tmp/no-last-wqe"; then
+	echo "FAIL: the Last WQE notice passed without --no-last-wqe"; rc=1
+fi
+check --no-last-wqe "$tmp/no-last-wqe" ||
+	{ echo "FAIL: the Last WQE notice failed with --no-last-wqe"; rc=1; }
+if check --no-last-wqe "$tmp/no-last-wqe-timeout"; then
+	echo "FAIL: a teardown timeout passed with --no-last-wqe"; rc=1
+fi
+
 # One sample line per pattern of the module's warnings, as the module
 # prints it (netdev_warn: the interface's name first).
 samples=(
@@ -113,5 +129,5 @@ cat > "$tmp/clean" <<'LOG'
 LOG
 check "$tmp/clean" || { echo "FAIL: the module's ordinary messages failed the check"; rc=1; }
 
-[ $rc = 0 ] && echo "klog-check: allocation-failure reports and leak warnings skipped only with their flags, nothing else; ${#mpats[@]} module warnings each in the sources and caught on a sample line"
+[ $rc = 0 ] && echo "klog-check: allocation-failure reports, leak warnings and the Last WQE notice skipped only with their flags, nothing else; ${#mpats[@]} module warnings each in the sources and caught on a sample line"
 exit $rc
