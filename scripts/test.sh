@@ -9,9 +9,11 @@
 #   - boots the debug kernel under QEMU and runs the KUnit suites and every
 #     VM scenario in scripts/vm/tests/, each in a fresh VM whose kernel log
 #     must stay clean;
-#   - boots Debian 12's own kernel package (scripts/stock-kernel.sh) and
-#     runs the datagram scenario in it, the module built against its
-#     headers package and its RDMA modules loaded by modprobe.
+#   - boots Debian 12's own kernel package (scripts/stock-kernel.sh),
+#     installs the module there by the admin guide's DKMS recipe and runs
+#     the datagram and connected scenarios with it loaded by modprobe
+#     (stock-dkms); and runs rtr there with the module built against its
+#     headers package (stock-rtr).  Its RDMA modules are loaded by modprobe.
 # The static checks, the KUnit VM and the scenarios share VM_JOBS slots
 # (default: one per host core), longest first by the previous run's times
 # ($CACHE/test-durations); the two-VM scenarios come last.  Results are
@@ -198,17 +200,20 @@ demo_test() {
 
 # Debian 12's stock kernel (scripts/stock-kernel.sh): the module built
 # against its headers package, the kernel's own RDMA modules loaded by
-# modprobe, then scenario NAME (scripts/vm/stock.sh).
+# modprobe, then scenario NAME (scripts/vm/stock.sh); or, for stock_test
+# dkms NAME..., the module installed in the guest by the admin guide's
+# DKMS recipe and loaded by modprobe (scripts/vm/stock-dkms.sh).
 stock_test() {
 	local name=$1 sk log=$LOGDIR/stock_$1.log rc=0
+	local run=(scripts/vm/stock.sh "$1")
 
+	[ "$1" != dkms ] || run=(scripts/vm/stock-dkms.sh "${@:2}")
 	{
 		sk=$(bash scripts/stock-kernel.sh) &&
 		bash scripts/build-module.sh "$sk/kdir" "$BUILD/stock" &&
 		bash scripts/vm-run.sh -k "$sk" -o "$LOGDIR/vm-stock-$name" \
-			-t 900 -e IPOIB_CM_MODDIR="$BUILD/stock" \
-			-e IPOIB_CM_TOOLDIR="$BUILD/tools" -- \
-			scripts/vm/stock.sh "$name"
+			-t 1500 -e IPOIB_CM_MODDIR="$BUILD/stock" \
+			-e IPOIB_CM_TOOLDIR="$BUILD/tools" -- "${run[@]}"
 	} > "$log" 2>&1 || rc=$?
 	record "stock/$name" $rc "$log" "$LOGDIR/vm-stock-$name/console.log"
 }
@@ -226,7 +231,8 @@ if [ -n "$k612" ] && [ -f "$BUILD/6.12/ipoib_cm.ko" ]; then
 	wanted klog-control "$@" && pool+=(klog-control)
 	wanted demo "$@" && pool+=(demo)
 	wanted kunit "$@" && pool+=(kunit)
-	wanted stock-datagram "$@" && pool+=(stock-datagram)
+	wanted stock-dkms "$@" && pool+=(stock-dkms)
+	wanted stock-rtr "$@" && pool+=(stock-rtr)
 	for t in scripts/vm/tests/*.sh; do
 		name=$(basename "$t" .sh)
 		[ "$name" = kunit ] && continue
@@ -271,7 +277,8 @@ for job in $order; do
 			bash scripts/host-tests/klog-control.sh "$k612" ;;
 		demo) demo_test ;;
 		kunit) vm_test kunit ;;
-		stock-datagram) stock_test datagram ;;
+		stock-dkms) stock_test dkms datagram connected ;;
+		stock-rtr) stock_test rtr ;;
 		*) vm_test "$job" ;;
 		esac
 		echo "$job $((SECONDS - t0))" > "$LOGDIR/job-$job.time"
