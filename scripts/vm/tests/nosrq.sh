@@ -176,7 +176,10 @@ in0 ping -c 3 -i 0.3 -W 10 192.0.2.2 || fail "bidirectional ping"
 cat "$(cm_debugfs rxe0)/connections" "$(cm_debugfs rxe1)/connections"
 [ "$(cm_conns rxe0 | wc -l)" = 1 ] || fail "host 0 has $(cm_conns rxe0 | wc -l) connections"
 [ "$(cm_conns rxe1 | wc -l)" = 1 ] || fail "host 1 has $(cm_conns rxe1 | wc -l) connections"
+# The opened QP began with one receive; each echo reply came back over
+# it and used the whole ring, which grows it.
 before=$(conn_field rxe0 active rx_posted)
+[ "$before" -gt 1 ] || fail "the opened QP did not grow from its one receive: $before"
 in1 iperf3 -s -1 > /dev/null 2>&1 &
 spid=$!
 wait_listening ns1 5201
@@ -187,7 +190,7 @@ after=$(conn_field rxe0 active rx_posted)
 cat "$(cm_debugfs rxe0)/connections"
 say "host 1 -> host 0 over host 0's QP: $got bytes; receives posted $before -> $after"
 [ "$got" -gt 1000000 ] || fail "little data came back: $got bytes"
-[ "$after" -gt "$before" ] || fail "the opened QP's ring did not grow"
+[ "$after" -ge 1 ] || fail "the opened QP has no receive posted"
 [ "$(cm_stat rxe0 nosrq_rx_grown)" -gt 0 ] || fail "no growth counted"
 [ "$(cm_stat rxe1 rc_tx_errors)" = 0 ] || fail "host 1 saw RC send errors (RNR?)"
 tcp_digest_check 16 ns1 ns0 2001:db8::1 ||
