@@ -16,7 +16,8 @@
 #     headers package (stock-rtr).  Its RDMA modules are loaded by modprobe.
 # The static checks, the KUnit VM and the scenarios share VM_JOBS slots
 # (default: one per host core), longest first by the previous run's times
-# ($CACHE/test-durations); the two-VM scenarios come last.  Results are
+# ($CACHE/test-durations, else scripts/test-durations); the two-VM
+# scenarios come last.  Results are
 # printed in a fixed order, a failure with the end of its log.
 # Ends with the line "N passed, N failed"; exits non-zero if any failed.
 #
@@ -245,13 +246,16 @@ fi
 report "$RESULTS"
 RESULTS=$LOGDIR/results-end
 
-# Longest first: the previous run's time of each job (unknown: 100 s).
+# Longest first: the previous run's time of each job, or on a machine
+# that has none yet the times of a run kept in scripts/test-durations
+# (unknown: 100 s).  Without them a cold run could start its longest
+# scenario last.
 declare -A est=()
-if [ -f "$CACHE/test-durations" ]; then
-	while read -r job secs; do
-		est[$job]=$secs
-	done < "$CACHE/test-durations"
-fi
+durations=$CACHE/test-durations
+[ -f "$durations" ] || durations=$TOPDIR/scripts/test-durations
+while read -r job secs; do
+	est[$job]=$secs
+done < "$durations"
 order=$(for job in "${pool[@]}"; do
 		echo "${est[$job]:-100} $job"
 	done | sort -rn | awk '{print $2}')
