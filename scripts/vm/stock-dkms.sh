@@ -38,6 +38,8 @@ for d in /usr/src "/lib/modules/$release"; do
 		fail "cannot lay an overlay on $d"
 done
 ln -sfn "$kdir" "/lib/modules/$release/build"
+# The dkms package's own directory, hidden by vm-init.sh's tmpfs on /var/lib.
+mkdir -p /var/lib/dkms
 lsmod | awk 'NR > 1 { print $1 }' | matches -E '^(ib_|rdma_)' &&
 	fail "RDMA modules loaded before the module was: $(lsmod | grep -E '^(ib_|rdma_)')"
 
