@@ -8,8 +8,9 @@
 #
 # 1. The host root is read-only: /usr/src and /lib/modules/<release> get
 #    overlays whose upper layers are tmpfs (/var/lib, DKMS's tree, is a
-#    tmpfs already), and /lib/modules/<release>/build points at the
-#    headers package of this kernel, as linux-headers-<release> makes it.
+#    tmpfs already: /var/lib/dkms, which the dkms package makes, is made
+#    again), and /lib/modules/<release>/build points at the headers
+#    package of this kernel, as linux-headers-<release> makes it.
 # 2. The admin guide's DKMS recipe, the literal block of its "Installing"
 #    section, is read from Documentation/admin-guide.rst and run as it
 #    stands, in a copy of the tree's files (git ls-files), by bash -e.
