@@ -1,14 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# vm-timeout: 1500
+# vm-timeout: 1800
 # Flush storms without SRQ: every receive of every connection of one
 # interface completes at once, into its one receive CQ.  Host 0 holds four
 # no-SRQ connections, two it opened (to hosts 1 and 2) and two it accepted
-# (from a child on each), all grown to their full ring of
-# recv_queue_size=32 by TCP into host 0 (cm_bidirectional=1: the peers
-# send back over the connections host 0 opened) while host 0's NAPI is
-# held now and then (napi_hold), so that it falls behind, with cm_nosrq_mem=12
-# (192 buffers) so that the rings hold what the memory lets them grow to.
+# (from a child on each), with TCP into host 0 on each
+# (cm_bidirectional=1: the peers send back over the connections host 0
+# opened), all grown to their full ring of recv_queue_size=32 by floods
+# of datagrams that meet host 0's NAPI held (napi_hold), with
+# cm_nosrq_mem=12 (192 buffers) so that the rings hold what the memory
+# lets them grow to.
 #  - Host 0 leaves connected mode with its NAPI held (napi_hold): every
 #    ring is flushed into the CQ before anything polls it.  The CQ is
 #    sized for the whole memory (ipoib_cm_size.c); were it not, the
@@ -53,6 +54,19 @@ for i in 1 2; do
 	wait_for 60 "carrier on c$i" carrier_up ns$i c$i
 done
 
+# udp_flood NS DEST N: N datagrams of 1000 octets to DEST's discard port
+# (nothing listens: each still takes a receive on the RC QP).
+udp_flood() {
+	ip netns exec "$1" python3 - "$2" "$3" <<'PY'
+import socket, sys
+fam = socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET
+s = socket.socket(fam, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, 32, 1 << 23)  # SO_SNDBUFFORCE
+for _ in range(int(sys.argv[2])):
+    s.sendto(b"x" * 1000, (sys.argv[1], 9))
+PY
+}
+
 # The four connections' traffic, and its iperf3 clients.
 clients=()
 
@@ -96,16 +110,24 @@ dial_and_fill() {
 			> /dev/null 2>&1 &
 		clients+=($!)
 	done
-	# A ring grows only when its receiver falls behind (more than half
-	# of it used in one busy spell of the NAPI): hold host 0's NAPI
-	# under the traffic, a few seconds at a time, until all four are.
+	# A ring grows only when its receiver uses more than half of it in
+	# one busy spell, and TCP's window keeps it from doing so: with host
+	# 0's NAPI held, datagrams come at each of its four QPs until every
+	# receive posted there is used (the rest wait in RNR retries), and the
+	# release finds them all at once: each round doubles a ring.
 	for round in 1 2 3 4 5 6 7 8; do
 		all_full && break
 		napi_hold ns0 "$IB0"
-		sleep 3
+		floods=()
+		for i in 1 2; do
+			udp_flood ns$i 192.0.2.1 80 & floods+=($!)
+			udp_flood ns$i 2001:db8:2::1 80 & floods+=($!)
+		done
+		wait "${floods[@]}" || { napi_release; fail "a flood into host 0 failed"; }
+		sleep 2
 		napi_release
 		sleep 2
-		say "round $round of holding host 0's NAPI: rings $(cm_conns rxe0 | awk '{ for (i = 1; i < NF; i++) if ($i == "rx_posted") printf "%s ", $(i + 1) }')"
+		say "round $round of floods into host 0's held NAPI: rings $(cm_conns rxe0 | awk '{ for (i = 1; i < NF; i++) if ($i == "rx_posted") printf "%s ", $(i + 1) }')"
 	done
 	wait_explain 60 "host 0's four rings full" "cat $(cm_debugfs rxe0)/connections" all_full
 	cat "$(cm_debugfs rxe0)/connections"
