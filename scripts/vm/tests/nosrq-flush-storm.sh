@@ -104,9 +104,9 @@ dial_and_fill() {
 	for p in 1 2 3 4; do wait_listening ns0 520$p; done
 	clients=()
 	for i in 1 2; do
-		ip netns exec ns$i iperf3 -c 192.0.2.1 -p 520$i -t 600 > /dev/null 2>&1 &
+		ip netns exec ns$i iperf3 -c 192.0.2.1 -p 520$i -t 1700 > /dev/null 2>&1 &
 		clients+=($!)
-		ip netns exec ns$i iperf3 -c 2001:db8:2::1 -p 520$((i + 2)) -t 600 \
+		ip netns exec ns$i iperf3 -c 2001:db8:2::1 -p 520$((i + 2)) -t 1700 \
 			> /dev/null 2>&1 &
 		clients+=($!)
 	done
@@ -135,7 +135,8 @@ dial_and_fill() {
 	say "host 0: $posted receives posted on 4 QPs; budget in use: $(sed -n 2p "$(cm_debugfs rxe0)/connections")"
 	[ "$posted" -ge $((4 * (RING - 2))) ] || fail "only $posted receives posted"
 	rx0=$(conn_rx)
-	wait_for 30 "data on each of host 0's connections ($rx0 -> $(conn_rx))" all_moving "$rx0"
+	wait_explain 30 "data on each of host 0's connections" \
+		'echo "$rx0 ->"; conn_rx; pgrep -a iperf3' all_moving "$rx0"
 }
 
 posted_all() {
