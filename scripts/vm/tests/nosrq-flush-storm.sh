@@ -98,23 +98,13 @@ dial_and_fill() {
 		[ "$(cm_conns rxe0 | wc -l)" = 4 ] ||
 		fail "host 0 does not hold two opened and two accepted connections"
 
-	for p in 1 2 3 4; do
-		in0 iperf3 -s -1 -p 520$p > /dev/null 2>&1 &
-	done
-	for p in 1 2 3 4; do wait_listening ns0 520$p; done
-	clients=()
-	for i in 1 2; do
-		ip netns exec ns$i iperf3 -c 192.0.2.1 -p 520$i -t 1700 > /dev/null 2>&1 &
-		clients+=($!)
-		ip netns exec ns$i iperf3 -c 2001:db8:2::1 -p 520$((i + 2)) -t 1700 \
-			> /dev/null 2>&1 &
-		clients+=($!)
-	done
 	# A ring grows only when its receiver uses more than half of it in
 	# one busy spell, and TCP's window keeps it from doing so: with host
 	# 0's NAPI held, datagrams come at each of its four QPs until every
 	# receive posted there is used (the rest wait in RNR retries), and the
-	# release finds them all at once: each round doubles a ring.
+	# release finds them all at once: each round doubles a ring.  Then
+	# TCP: with the rings grown first, a client that a held NAPI might
+	# have made give up is not in the way.
 	for round in 1 2 3 4 5 6 7 8; do
 		all_full && break
 		napi_hold ns0 "$IB0"
@@ -128,6 +118,18 @@ dial_and_fill() {
 		napi_release
 		sleep 2
 		say "round $round of floods into host 0's held NAPI: rings $(cm_conns rxe0 | awk '{ for (i = 1; i < NF; i++) if ($i == "rx_posted") printf "%s ", $(i + 1) }')"
+	done
+	for p in 1 2 3 4; do
+		in0 iperf3 -s -1 -p 520$p > /dev/null 2>&1 &
+	done
+	for p in 1 2 3 4; do wait_listening ns0 520$p; done
+	clients=()
+	for i in 1 2; do
+		ip netns exec ns$i iperf3 -c 192.0.2.1 -p 520$i -t 1700 > /dev/null 2>&1 &
+		clients+=($!)
+		ip netns exec ns$i iperf3 -c 2001:db8:2::1 -p 520$((i + 2)) -t 1700 \
+			> /dev/null 2>&1 &
+		clients+=($!)
 	done
 	wait_explain 60 "host 0's four rings full" "cat $(cm_debugfs rxe0)/connections" all_full
 	cat "$(cm_debugfs rxe0)/connections"
