@@ -226,8 +226,30 @@ in1 ping -6 -c 3 -i 0.3 -W 10 2001:db8:2::1 ||
 	fail "host 0 did not refuse a second connection from host 1's GID"
 [ "$(cm_conns rxe0 | grep -c ' passive ')" = 1 ] ||
 	fail "host 0 accepted over the per-peer cap"
-# The connection from host 1 grows until only the reserve is left; the
-# rest waits in host 1's RNR retries, and every byte arrives.
+# The connection from host 1 grows until only the reserve is left: a
+# burst of 64 numbered datagrams meets host 0's NAPI held (the ring grows
+# only when its receiver falls behind; precondition: host 0 sent RNR
+# NAKs), and the growth its release asks for is more than the memory
+# allows.  The rest waits in host 1's RNR retries, and every byte
+# arrives, the 8 MiB after it too.
+rnr0=$(rxe_stat rxe0 send_rnr_err)
+napi_hold ns0 "$IB0"
+UDP_BURST_TIMEOUT=300 udp_burst_rx ns0 192.0.2.1 7200 64 /tmp/budget-burst.txt
+burst_pid=$!
+wait_udp ns0 7200
+udp_burst_tx ns1 192.0.2.1 7200 64 || { napi_release; fail "burst 1 -> 0"; }
+end=$((SECONDS + 20))
+until [ "$(rxe_stat rxe0 send_rnr_err)" -gt "$rnr0" ]; do
+	[ $SECONDS -lt $end ] || {
+		napi_release
+		fail "host 0 sent no RNR NAK in 20 s with its NAPI held"
+	}
+	sleep 0.2
+done
+napi_release
+wait "$burst_pid" || true
+[ "$(seq 0 63 | tr '\n' ' ')" = "$(tr '\n' ' ' < /tmp/budget-burst.txt)" ] ||
+	fail "the burst into host 0 arrived incomplete or out of order: $(tr '\n' ' ' < /tmp/budget-burst.txt)"
 tcp_digest_check 8 ns1 ns0 2001:db8::1 ||
 	fail "1 -> 0 with the receive memory used up arrived damaged or short"
 [ "$(cm_stat rxe0 nosrq_rx_budget_full)" -ge 1 ] ||
