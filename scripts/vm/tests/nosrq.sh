@@ -25,6 +25,41 @@ conn_field() {	# conn_field RDMADEV DIR FIELD: a field of the first DIR conn
 		'$3 == d { for (i = 1; i < NF; i++) if ($i == f) { print $(i + 1); exit } }'
 }
 
+# held_burst TO FROM PORT: host TO's NAPI held (from outside the driver)
+# while host FROM sends it 64 numbered datagrams over RC, so that its QP
+# is used up at once (precondition: host TO sent RNR NAKs, the rest
+# waiting in FROM's RNR retries); then released.  Every datagram must
+# arrive, in order.  Nothing reaches the receiver while the NAPI is held:
+# its wait for the first datagram spans the hold.
+held_burst() {
+	local to=$1 from=$2 port=$3 rnr0 pid end
+	local dev=rxe$1 ifc=IB$1 out=/tmp/burst-$3.txt
+
+	rnr0=$(rxe_stat "$dev" send_rnr_err)
+	napi_hold ns$to "${!ifc}"
+	UDP_BURST_TIMEOUT=300 udp_burst_rx ns$to 192.0.2.$((to + 1)) "$port" 64 "$out"
+	pid=$!
+	wait_udp ns$to "$port"
+	udp_burst_tx ns$from 192.0.2.$((to + 1)) "$port" 64 ||
+		{ napi_release; fail "burst $from -> $to"; }
+	end=$((SECONDS + 20))
+	until [ "$(rxe_stat "$dev" send_rnr_err)" -gt "$rnr0" ]; do
+		[ $SECONDS -lt $end ] || {
+			napi_release
+			rdma statistic show link "$dev/1"
+			cat "$(cm_debugfs "$dev")/connections"
+			fail "host $to sent no RNR NAK in 20 s with its NAPI held"
+		}
+		sleep 0.2
+	done
+	napi_release
+	wait "$pid" || true
+	say "burst of 64 into host $to's held QP: $(wc -l < "$out") arrived;" \
+		"RNR NAKs sent $rnr0 -> $(rxe_stat "$dev" send_rnr_err)"
+	[ "$(seq 0 63 | tr '\n' ' ')" = "$(tr '\n' ' ' < "$out")" ] ||
+		fail "the burst into host $to arrived incomplete or out of order: $(tr '\n' ' ' < "$out")"
+}
+
 fabric_bridge 3
 load_module default_mode=connected cm_srq=0 cm_max_nosrq=1
 for i in 0 1 2; do host_up $i; done
@@ -94,36 +129,11 @@ say "receive-buffer bytes: opened, idle QP $idle; accepted QP $full"
 [ "$idle" -gt 0 ] && [ "$full" -gt "$idle" ] || fail "unexpected receive-buffer sizes"
 
 # A receiver that keeps up needs no more than it began with: growth
-# needs one that falls behind.  Host 1's NAPI is held (from outside the
-# driver) while 64 numbered datagrams come at its accepted QP: 16 fill it,
-# the rest wait in host 0's RNR retries (precondition: host 1 sent RNR
-# NAKs).  Released, the NAPI finds 16 completions of one QP at once, more
-# than half its ring: it grows, and every datagram arrives, in order.
+# needs one that falls behind.  A burst into host 1's held NAPI: 16 fill
+# its accepted QP, and released, the NAPI finds 16 completions of one QP
+# at once, more than half its ring: it grows.
 say "host 1's accepted QP after the streams: $(conn_field rxe1 passive rx_posted) receives"
-rnr0=$(rxe_stat rxe1 send_rnr_err)
-napi_hold ns1 "$IB1"
-# Nothing reaches the receiver while the NAPI is held; its wait for the
-# first datagram spans the hold.
-UDP_BURST_TIMEOUT=300 udp_burst_rx ns1 192.0.2.2 7100 64 /tmp/grow-burst.txt
-burst_pid=$!
-wait_udp ns1 7100
-udp_burst_tx ns0 192.0.2.2 7100 64 || { napi_release; fail "burst 0 -> 1"; }
-end=$((SECONDS + 20))
-until [ "$(rxe_stat rxe1 send_rnr_err)" -gt "$rnr0" ]; do
-	[ $SECONDS -lt $end ] || {
-		napi_release
-		rdma statistic show link rxe1/1
-		cat "$(cm_debugfs rxe1)/connections"
-		fail "host 1 sent no RNR NAK in 20 s with its NAPI held"
-	}
-	sleep 0.2
-done
-napi_release
-wait "$burst_pid" || true
-say "burst of 64 into host 1's held QP: $(wc -l < /tmp/grow-burst.txt) arrived;" \
-	"RNR NAKs sent $rnr0 -> $(rxe_stat rxe1 send_rnr_err)"
-[ "$(seq 0 63 | tr '\n' ' ')" = "$(tr '\n' ' ' < /tmp/grow-burst.txt)" ] ||
-	fail "the burst arrived incomplete or out of order: $(tr '\n' ' ' < /tmp/grow-burst.txt)"
+held_burst 1 0 7100
 rxe_clean rxe0 rxe1
 
 # A trickle after a quiet spell gives buffers back, one per packet (each
@@ -227,29 +237,10 @@ in1 ping -6 -c 3 -i 0.3 -W 10 2001:db8:2::1 ||
 [ "$(cm_conns rxe0 | grep -c ' passive ')" = 1 ] ||
 	fail "host 0 accepted over the per-peer cap"
 # The connection from host 1 grows until only the reserve is left: a
-# burst of 64 numbered datagrams meets host 0's NAPI held (the ring grows
-# only when its receiver falls behind; precondition: host 0 sent RNR
-# NAKs), and the growth its release asks for is more than the memory
-# allows.  The rest waits in host 1's RNR retries, and every byte
+# burst into host 0's held NAPI (the ring grows only when its receiver
+# falls behind) asks for more growth than the memory allows.  Every byte
 # arrives, the 8 MiB after it too.
-rnr0=$(rxe_stat rxe0 send_rnr_err)
-napi_hold ns0 "$IB0"
-UDP_BURST_TIMEOUT=300 udp_burst_rx ns0 192.0.2.1 7200 64 /tmp/budget-burst.txt
-burst_pid=$!
-wait_udp ns0 7200
-udp_burst_tx ns1 192.0.2.1 7200 64 || { napi_release; fail "burst 1 -> 0"; }
-end=$((SECONDS + 20))
-until [ "$(rxe_stat rxe0 send_rnr_err)" -gt "$rnr0" ]; do
-	[ $SECONDS -lt $end ] || {
-		napi_release
-		fail "host 0 sent no RNR NAK in 20 s with its NAPI held"
-	}
-	sleep 0.2
-done
-napi_release
-wait "$burst_pid" || true
-[ "$(seq 0 63 | tr '\n' ' ')" = "$(tr '\n' ' ' < /tmp/budget-burst.txt)" ] ||
-	fail "the burst into host 0 arrived incomplete or out of order: $(tr '\n' ' ' < /tmp/budget-burst.txt)"
+held_burst 0 1 7200
 tcp_digest_check 8 ns1 ns0 2001:db8::1 ||
 	fail "1 -> 0 with the receive memory used up arrived damaged or short"
 [ "$(cm_stat rxe0 nosrq_rx_budget_full)" -ge 1 ] ||
