@@ -327,7 +327,7 @@ rc_rx() {
 # ns0 started before that waits on a FIFO.  The trace says where the
 # switch found them.
 round_handshake() {
-	local c dc q0 qc tr rx0 rx1 t0 pids f0 fc s0 sc end swpid start
+	local c dc q0 qc tr rx0 rx1 mid0 mid1 t0 pids f0 fc s0 sc end swpid start
 
 	say "== teardown mid-handshake"
 	# The faults' root qdiscs, before any traffic (wire_root).
@@ -391,15 +391,23 @@ round_handshake() {
 			grep ipoib_cm_state $TRACING/trace || true
 			fail "the connections between $IB0 and $c were never all in their handshake"
 		fi
+		# Leave the CPUs to the traffic: a loop without a pause
+		# forks a subshell per read, back to back.
+		sleep 0.1
 	done
+	mid0=$(rc_rx rxe0)
+	mid1=$(rc_rx rxe1)
 	start=$EPOCHREALTIME
 	echo go > /tmp/switch.go
 	wait $swpid || fail "mode switch to datagram mid-handshake failed"
 	TD_TOOK=$(secs_since "$start")
 	echo 0 > $TRACING/events/ipoib_cm/ipoib_cm_state/enable
 	# Other traffic went on meanwhile, over RC both ways.
+	say "rc_rx_bytes beside the held handshakes: host 0 $rx0 -> $mid0 -> $(rc_rx rxe0)," \
+		"host 1 $rx1 -> $mid1 -> $(rc_rx rxe1) (dial, switch, after); iperf3: $(pgrep -cx iperf3)"
 	[ "$(rc_rx rxe0)" -gt "$rx0" ] && [ "$(rc_rx rxe1)" -gt "$rx1" ] ||
-		{ cm_dump; fail "no traffic beside the held handshakes"; }
+		{ cm_dump; grep ipoib_cm_state $TRACING/trace || true
+		  fail "no traffic beside the held handshakes"; }
 	kill $pids 2>/dev/null || true
 	wait $pids 2>/dev/null || true
 	say "held in their handshake beside iperf3, $((SECONDS - t0)) s after the dial began; host 0's connections, and $c's, then:"
