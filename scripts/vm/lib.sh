@@ -744,6 +744,19 @@ conn_col() {
 		'$3 == d && (s == "*" || $4 == s) { print $c; exit }'
 }
 
+# udp_flood NS DEST N: N datagrams of 1000 octets to DEST's discard port
+# (nothing listens: each still takes a receive on the RC QP).
+udp_flood() {
+	ip netns exec "$1" python3 - "$2" "$3" <<'PY'
+import socket, sys
+fam = socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET
+s = socket.socket(fam, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, 32, 1 << 23)  # SO_SNDBUFFORCE
+for _ in range(int(sys.argv[2])):
+    s.sendto(b"x" * 1000, (sys.argv[1], 9))
+PY
+}
+
 # Numbered UDP datagrams: udp_burst_rx NS ADDR PORT N OUT waits (in the
 # background) for N datagrams and writes their numbers in arrival order to
 # OUT; udp_burst_tx NS ADDR PORT N [FILE REGEX] sends 0 .. N-1, once a line

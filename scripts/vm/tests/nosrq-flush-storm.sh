@@ -54,19 +54,6 @@ for i in 1 2; do
 	wait_for 60 "carrier on c$i" carrier_up ns$i c$i
 done
 
-# udp_flood NS DEST N: N datagrams of 1000 octets to DEST's discard port
-# (nothing listens: each still takes a receive on the RC QP).
-udp_flood() {
-	ip netns exec "$1" python3 - "$2" "$3" <<'PY'
-import socket, sys
-fam = socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET
-s = socket.socket(fam, socket.SOCK_DGRAM)
-s.setsockopt(socket.SOL_SOCKET, 32, 1 << 23)  # SO_SNDBUFFORCE
-for _ in range(int(sys.argv[2])):
-    s.sendto(b"x" * 1000, (sys.argv[1], 9))
-PY
-}
-
 # grow_full: every ring of host 0 to recv_queue_size.  A ring grows only
 # when its receiver uses more than half of it in one busy spell, which
 # TCP's window never makes happen: with host 0's NAPI held, datagrams come
