@@ -97,6 +97,13 @@ def main():
         ratio(tput("conn-nosrq-P1"), tput("conn-nosrq-full-P1")), 0.95,
         "no SRQ, one stream on a new connection (its ring grown on demand "
         "from 16) vs one stream over the ring already full")
+    pairs = [tput(c) for c in ("conn-nosrq-P1", "conn-nosrq-P1-again",
+                               "conn-nosrq-full-P1", "conn-nosrq-full-P1-again")]
+    if None not in pairs:
+        add("nosrq_P1/nosrq_full_ring_P1_both_pairs",
+            ratio(pairs[0] + pairs[1], pairs[2] + pairs[3]), 0.95,
+            "the same from two pairs of runs, on demand then full, and "
+            "again after the grown connection was reclaimed")
     for p in (1, 4):
         add(f"srq_P{p}/nosrq_P{p}",
             ratio(tput(f"conn-srq-P{p}"), tput(f"conn-nosrq-P{p}")), None,
@@ -186,8 +193,11 @@ def main():
              "conn-nosrq-full": ("ipoib_cm connected, no SRQ, ring already full",
                                  fmt(R.get("meta", "connected", "mtu"), 0))}
     for c in R.cases("tcp"):
-        base, p = c.rsplit("-P", 1)
+        again = c.endswith("-again")
+        base, p = c.removesuffix("-again").rsplit("-P", 1)
         label, mtu = names.get(base, (base, ""))
+        if again:
+            label += ", again"
         rnr = R.get('tcp', c, 'rnr_naks')
         rnr = f"{fmt(rnr, 0)} ({fmt(R.get('tcp', c, 'rnr_exhausted'), 0)})" \
             if rnr is not None else ""
