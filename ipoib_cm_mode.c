@@ -239,7 +239,7 @@ void ipoib_cm_close_all(struct ipoib_priv *priv)
  */
 #define IPOIB_CM_IDLE_MAX	(7U * 24 * 3600)
 /* How often a backend's hoarding connections are looked for. */
-#define IPOIB_CM_HOARD_SCAN	(5 * HZ)
+#define IPOIB_CM_HOARD_SCAN	(5UL * HZ)
 
 /*
  * Close connections nobody used for cm_idle_timeout seconds, and those

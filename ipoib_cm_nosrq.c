@@ -14,17 +14,19 @@
  *   found the receive CQ empty to the next time; ipoib_cm_napi_poll()
  *   counts the spells in cm.rx_spell), IPOIB_CM_NOSRQ_GROW more are added
  *   for each, up to the ring (ipoib_cm_nosrq_should_grow()): a peer that
- *   outruns the receiver triples the posted window for every window's
- *   worth of packets, one that does not (or a few packets now and then)
- *   leaves it as it began.  What arrives while it is short waits in the
- *   peer's RNR retries (7: without end), never lost.
+ *   outruns the receiver doubles the posted window in a spell, one that
+ *   does not (or a few packets now and then) leaves it as it began.  Not
+ *   more than doubled: the spell is the interface's, and a QP receiving
+ *   now and then while others keep the NAPI busy would count up without
+ *   end.  What arrives while it is short waits in the peer's RNR retries
+ *   (7: without end), never lost.
  * - A buffer consumed after a quiet spell (nothing received on the QP for
  *   IPOIB_CM_NOSRQ_QUIET) is given back instead, as long as the QP keeps
  *   the buffers it started with: a connection that only trickles shrinks
  *   back.  Posted receives cannot be taken back from a QP: one that grew
- *   and then received nothing for IPOIB_CM_NOSRQ_RECLAIM is closed by the
- *   idle scan (ipoib_cm_nosrq_hoarding()), and the next packets dial a
- *   new, small one.
+ *   and then carried nothing, either way, for IPOIB_CM_NOSRQ_RECLAIM is
+ *   closed by the idle scan (ipoib_cm_nosrq_hoarding()), and the next
+ *   packets dial a new, small one.
  * - Every buffer of every QP of the interface, accepted or opened, is
  *   taken from one budget, cm_nosrq_mem, before it is allocated; the
  *   budget also sizes the receive CQ (ipoib_cm_size.c), so no mix of
@@ -139,6 +141,7 @@ static unsigned int ipoib_cm_nosrq_grow(struct ipoib_cm_conn *conn)
 {
 	unsigned int n;
 
+	lockdep_assert_held(&conn->rx_lock);
 	for (n = 0; n < IPOIB_CM_NOSRQ_GROW; n++)
 		if (ipoib_cm_nosrq_add(conn, GFP_ATOMIC, true))
 			break;
@@ -240,6 +243,8 @@ static noinline int ipoib_cm_nosrq_qp_ready(struct ipoib_cm_conn *conn)
 		if (ret)
 			return ret;
 	}
+	/* In case its first packet comes in the spell rx_spell (0) names. */
+	conn->rx_spell_alloc = conn->rx_alloc;
 	return 0;
 }
 ALLOW_ERROR_INJECTION(ipoib_cm_nosrq_qp_ready, ERRNO);
@@ -294,8 +299,10 @@ static void ipoib_cm_nosrq_repost(struct ipoib_priv *priv,
 		if (conn->rx_spell != priv->cm.rx_spell) {
 			conn->rx_spell = priv->cm.rx_spell;
 			conn->rx_burst = 0;
+			conn->rx_spell_alloc = conn->rx_alloc;
 		}
 		grow = ipoib_cm_nosrq_should_grow(++conn->rx_burst,
+						  conn->rx_spell_alloc,
 						  conn->rx_alloc);
 		if (!ipoib_cm_nosrq_post(conn, buf)) {
 			grown = grow ? ipoib_cm_nosrq_grow(conn) : 0;
@@ -418,12 +425,18 @@ static void ipoib_cm_nosrq_show(struct seq_file *m, struct ipoib_cm_conn *conn)
 		   conn->priv->cm.rx_frags * PAGE_SIZE);
 }
 
-/* Grown beyond what it began with, and nothing received for a while. */
+/*
+ * Grown beyond what it began with, and no packet either way for a while:
+ * a connection that still sends (both ways over one, or a peer sending
+ * back on what it accepted) is in use, whatever its receives do.
+ * cm.lock held, so that its state is stable.
+ */
 static bool ipoib_cm_nosrq_hoarding(struct ipoib_cm_conn *conn)
 {
+	lockdep_assert_held(&conn->priv->cm.lock);
 	return READ_ONCE(conn->rx_alloc) > conn->rx_low &&
 	       time_after(jiffies,
-			  READ_ONCE(conn->rx_last) + IPOIB_CM_NOSRQ_RECLAIM);
+			  READ_ONCE(conn->last_used) + IPOIB_CM_NOSRQ_RECLAIM);
 }
 
 const struct ipoib_cm_rx_ops ipoib_cm_nosrq_ops = {

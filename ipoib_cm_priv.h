@@ -226,6 +226,7 @@ struct ipoib_cm_conn {
 	unsigned int rx_posted;		/* on the QP, or back and in hand */
 	u32 rx_spell;			/* the NAPI busy spell of rx_burst */
 	unsigned int rx_burst;		/* receives consumed in that spell */
+	unsigned int rx_spell_alloc;	/* rx_alloc when that spell began */
 	unsigned long rx_last;		/* jiffies of the last receive */
 	bool rx_counted;		/* counted against the no-SRQ cap */
 
@@ -338,7 +339,7 @@ u32 ipoib_cm_conn_mtu(u32 local_rx_mtu, u32 peer_rx_mtu);
 u32 ipoib_cm_nosrq_budget(u64 mem, u32 buf_bytes, u32 max_cqe);
 u32 ipoib_cm_nosrq_reserve(u32 budget);
 bool ipoib_cm_nosrq_may_take(u32 budget, u32 used, bool grow);
-bool ipoib_cm_nosrq_should_grow(u32 burst, u32 alloc);
+bool ipoib_cm_nosrq_should_grow(u32 burst, u32 start, u32 alloc);
 u32 ipoib_cm_nosrq_ring_units(u32 slots, u32 slot_bytes, u32 buf_bytes);
 u32 ipoib_cm_recv_cqe(u32 bufs, u32 max_cqe);
 

@@ -71,17 +71,21 @@ bool ipoib_cm_nosrq_may_take(u32 budget, u32 used, bool grow)
  * ipoib_cm_nosrq_should_grow - whether a consumed buffer should bring more
  * @burst: buffers of the QP consumed since the receive CQ was last seen
  *	empty, this one included
- * @alloc: buffers the QP's ring holds
+ * @start: buffers the QP's ring held when that busy spell began
+ * @alloc: buffers the QP's ring holds now
  *
  * Only once the peer used more than half of the ring within one busy spell
  * of the receiver: one that keeps up (or a few packets now and then)
  * leaves the ring as it is, one that falls behind gets more before the
- * peer meets an empty queue.  A QP of one buffer grows on its first
- * packet.
+ * peer meets an empty queue.  At most doubled in one spell: the spell is
+ * the interface's, and a QP that receives now and then while others keep
+ * the receiver busy for long adds up many packets in it without ever
+ * having had more than one in hand.  A QP of one buffer grows on its
+ * first packet.
  */
-bool ipoib_cm_nosrq_should_grow(u32 burst, u32 alloc)
+bool ipoib_cm_nosrq_should_grow(u32 burst, u32 start, u32 alloc)
 {
-	return burst > alloc / 2;
+	return burst > start / 2 && alloc / 2 < start;
 }
 
 /**

@@ -111,24 +111,55 @@ static void ring_bookkeeping(struct kunit *test)
 			U32_MAX);
 }
 
-/* A ring grows once more than half of it is used in one busy spell. */
+/*
+ * A ring grows once more than half of it is used in one busy spell, and
+ * at most doubles in it.  The spell seen from the QP: each consumed
+ * buffer is counted, and grows the ring by two when that is due.
+ */
+static u32 spell(u32 start, u32 packets)
+{
+	u32 alloc = start, burst;
+
+	for (burst = 1; burst <= packets; burst++)
+		if (ipoib_cm_nosrq_should_grow(burst, start, alloc))
+			alloc += 2;
+	return alloc;
+}
+
 static void growth_when_half_used(struct kunit *test)
 {
 	/* An opened QP's single buffer: its first packet grows it. */
-	KUNIT_EXPECT_TRUE(test, ipoib_cm_nosrq_should_grow(1, 1));
+	KUNIT_EXPECT_TRUE(test, ipoib_cm_nosrq_should_grow(1, 1, 1));
+	KUNIT_EXPECT_EQ(test, spell(1, 1), 3U);
 	/* An accepted QP's 16: a few packets leave it as it is. */
-	KUNIT_EXPECT_FALSE(test, ipoib_cm_nosrq_should_grow(1, 16));
-	KUNIT_EXPECT_FALSE(test, ipoib_cm_nosrq_should_grow(8, 16));
-	KUNIT_EXPECT_TRUE(test, ipoib_cm_nosrq_should_grow(9, 16));
-	KUNIT_EXPECT_TRUE(test, ipoib_cm_nosrq_should_grow(40, 16));
+	KUNIT_EXPECT_FALSE(test, ipoib_cm_nosrq_should_grow(1, 16, 16));
+	KUNIT_EXPECT_FALSE(test, ipoib_cm_nosrq_should_grow(8, 16, 16));
+	KUNIT_EXPECT_TRUE(test, ipoib_cm_nosrq_should_grow(9, 16, 16));
+	KUNIT_EXPECT_EQ(test, spell(16, 8), 16U);
+	/* Its whole ring used at once: doubled, 9th to 16th packet. */
+	KUNIT_EXPECT_EQ(test, spell(16, 9), 18U);
+	KUNIT_EXPECT_EQ(test, spell(16, 16), 32U);
+	/*
+	 * A QP that receives now and then in a long spell kept by others:
+	 * doubled at most, however many it counts.
+	 */
+	KUNIT_EXPECT_EQ(test, spell(16, 1000), 32U);
+	KUNIT_EXPECT_FALSE(test, ipoib_cm_nosrq_should_grow(40, 16, 32));
 	/* Odd sizes: more than half, rounded down. */
-	KUNIT_EXPECT_FALSE(test, ipoib_cm_nosrq_should_grow(1, 3));
-	KUNIT_EXPECT_TRUE(test, ipoib_cm_nosrq_should_grow(2, 3));
-	/* The full default ring, and the largest. */
-	KUNIT_EXPECT_FALSE(test, ipoib_cm_nosrq_should_grow(128, 256));
-	KUNIT_EXPECT_TRUE(test, ipoib_cm_nosrq_should_grow(129, 256));
-	KUNIT_EXPECT_FALSE(test, ipoib_cm_nosrq_should_grow(U32_MAX / 2, U32_MAX));
-	KUNIT_EXPECT_TRUE(test, ipoib_cm_nosrq_should_grow(U32_MAX, U32_MAX));
+	KUNIT_EXPECT_FALSE(test, ipoib_cm_nosrq_should_grow(1, 3, 3));
+	KUNIT_EXPECT_TRUE(test, ipoib_cm_nosrq_should_grow(2, 3, 3));
+	KUNIT_EXPECT_TRUE(test, ipoib_cm_nosrq_should_grow(2, 3, 5));
+	KUNIT_EXPECT_FALSE(test, ipoib_cm_nosrq_should_grow(2, 3, 6));
+	/* The full default ring, from half of it; and the largest. */
+	KUNIT_EXPECT_FALSE(test, ipoib_cm_nosrq_should_grow(64, 128, 128));
+	KUNIT_EXPECT_TRUE(test, ipoib_cm_nosrq_should_grow(65, 128, 128));
+	KUNIT_EXPECT_EQ(test, spell(128, 128), 256U);
+	KUNIT_EXPECT_FALSE(test,
+			   ipoib_cm_nosrq_should_grow(U32_MAX / 2, U32_MAX, U32_MAX));
+	KUNIT_EXPECT_TRUE(test,
+			  ipoib_cm_nosrq_should_grow(U32_MAX, U32_MAX, U32_MAX));
+	KUNIT_EXPECT_FALSE(test,
+			   ipoib_cm_nosrq_should_grow(U32_MAX, U32_MAX / 2, U32_MAX));
 }
 
 static struct kunit_case cm_size_cases[] = {
