@@ -13,7 +13,8 @@
 #    accepted one, reported; a trickle after a quiet spell gives the
 #    accepted QP's buffers back; 30 s with nothing received close it;
 #  - cm_bidirectional=1: the peer sends back over the connection host 0
-#    opened; that QP's ring grows from one receive, nothing is lost;
+#    opened; that QP's ring grows from one receive, nothing is lost; it
+#    is kept while host 0 only sends on it;
 #  - cm_nosrq_per_peer=1 and cm_nosrq_mem=3: a second connection from one
 #    GID and a connection the memory cannot take are refused (NO_QP,
 #    counted, UD still works), and a transfer into a QP whose growth the
@@ -207,6 +208,28 @@ tcp_digest_check 16 ns1 ns0 2001:db8::1 ||
 	fail "1 -> 0 over host 0's QP arrived damaged or short"
 tcp_digest_check 8 ns0 ns1 2001:db8::2 || fail "0 -> 1 (bidirectional) arrived damaged or short"
 [ "$(cm_conns rxe0 | wc -l)" = 1 ] || fail "a second connection appeared"
+# A grown ring on a connection that only sends is in use: host 0 sends a
+# datagram a second for 45 s over the QP it opened and receives nothing
+# on it (UDP, nothing answers); 30 s without receiving must not close it.
+qpn=$(conn_col rxe0 active live 5)
+rx0=$(conn_col rxe0 active live 9)
+posted=$(conn_field rxe0 active rx_posted)
+[ "$posted" -gt 1 ] || fail "precondition: host 0's opened QP is not grown ($posted)"
+UDP_BURST_TIMEOUT=20 udp_burst_rx ns1 192.0.2.2 7300 45 /tmp/oneway.txt
+pid=$!
+wait_udp ns1 7300
+UDP_BURST_GAP=1 udp_burst_tx ns0 192.0.2.2 7300 45 || fail "one-way datagrams"
+wait "$pid" || true
+say "45 s of sending only, over host 0's QP $qpn of $posted receives:" \
+	"$(wc -l < /tmp/oneway.txt) arrived; received on it $rx0 -> $(conn_col rxe0 active live 9);" \
+	"nosrq_rx_reclaimed $(cm_stat rxe0 nosrq_rx_reclaimed)"
+# Precondition: nothing came back on it.
+[ "$(conn_col rxe0 active live 9)" = "$rx0" ] ||
+	fail "precondition: host 0 received on the QP it only sent on"
+[ "$(cm_stat rxe0 nosrq_rx_reclaimed)" = 0 ] &&
+	[ "$(conn_col rxe0 active live 5)" = "$qpn" ] ||
+	fail "host 0 closed a grown connection it was sending on"
+[ "$(wc -l < /tmp/oneway.txt)" = 45 ] || fail "one-way datagrams lost"
 rxe_clean rxe0 rxe1
 unload_checked
 hosts_down
