@@ -127,7 +127,7 @@ connect_both() {
 # receives still out ("receives never completed"); the runner's log check
 # fails either.
 held_switch() {
-	local srq=$1 p rx rv rx2 rv2 lines sm ms us uc end f rate=1M
+	local srq=$1 p rx rv rn rx2 rv2 rn2 lines sm ms us uc end f rate=1M
 
 	# Only this flow: a faster one would empty the receive queue.
 	! pgrep -x iperf3 > /dev/null || fail "iperf3 still running"
@@ -158,20 +158,28 @@ held_switch() {
 	napi_hold ns0 "$IB0"
 	rx=$(cm_stat rxe0 rc_rx_bytes)
 	rv=$(rxe_stat rxe0 rdma_recvs)
+	rn=$(rxe_stat rxe0 send_rnr_err)
 	# Up to 12 s, polled every second: with the host busy, this CPU also
 	# runs rxe and the sender (10 messages took longer than 5 s once).
 	# Five completions held are enough to prove the point and fit in
-	# what a no-SRQ QP has left after napi_hold.
+	# what a no-SRQ QP has left after napi_hold.  Or none, if rxe0 sends
+	# RNR NAKs meanwhile: its QP's receives were all used before these
+	# reads (a slow napi_hold on a loaded host: CI's cold run) and none
+	# came back, which only the NAPI does; their completions wait.
 	end=$((SECONDS + 12))
 	rv2=$rv
-	while [ "$rv2" -lt $((rv + 5)) ] && [ $SECONDS -lt $end ]; do
+	rn2=$rn
+	while [ "$rv2" -lt $((rv + 5)) ] && [ "$rn2" = "$rn" ] &&
+	      [ $SECONDS -lt $end ]; do
 		sleep 1
 		rv2=$(rxe_stat rxe0 rdma_recvs)
+		rn2=$(rxe_stat rxe0 send_rnr_err)
 	done
 	rx2=$(cm_stat rxe0 rc_rx_bytes)
 	# Precondition: rxe0 completed receives, the driver polled none.
-	say "held: rc_rx_bytes $rx -> $rx2, rxe0 rdma_recvs $rv -> $rv2"
-	if [ "$rx2" != "$rx" ] || [ "$rv2" -lt $((rv + 5)) ]; then
+	say "held: rc_rx_bytes $rx -> $rx2, rxe0 rdma_recvs $rv -> $rv2, RNR NAKs sent $rn -> $rn2"
+	if [ "$rx2" != "$rx" ] ||
+	   { [ "$rv2" -lt $((rv + 5)) ] && [ "$rn2" = "$rn" ]; }; then
 		napi_release
 		rdma statistic show link rxe0/1
 		rdma statistic show link rxe1/1
