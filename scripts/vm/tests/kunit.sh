@@ -14,3 +14,8 @@ done
 rmmod ipoib_cm_kunit
 [ $found = 1 ] || fail "no ipoib_cm KUnit suite ran"
 say "kunit: results saved"
+# The host parses them for its report; the scenario fails on its own
+# too, so that a mutation run (which reads only its status) sees it.
+if grep -h 'not ok' "$VMOUT"/kunit/*.ktap; then
+	fail "a KUnit case failed"
+fi
