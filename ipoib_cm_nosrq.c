@@ -243,7 +243,10 @@ static noinline int ipoib_cm_nosrq_qp_ready(struct ipoib_cm_conn *conn)
 		if (ret)
 			return ret;
 	}
-	/* In case its first packet comes in the spell rx_spell (0) names. */
+	/*
+	 * rx_spell is 0: should the NAPI's count of spells still be 0 at the
+	 * first packet, no new spell is seen there, and this is its start.
+	 */
 	conn->rx_spell_alloc = conn->rx_alloc;
 	return 0;
 }
