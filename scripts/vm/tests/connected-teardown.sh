@@ -403,6 +403,15 @@ round_handshake() {
 		# forks a subshell per read, back to back.
 		sleep 0.1
 	done
+	# All four can be there within a second of the dial, too soon for
+	# TCP under emulation to have moved bytes both ways (seen: host 1
+	# none in 0.5 s): wait for them, 5 s at most, well inside the
+	# REP's 10 s (the trace below checks where the switch found them).
+	end=$((SECONDS + 5))
+	until { [ "$(rc_rx rxe0)" -gt "$rx0" ] && [ "$(rc_rx rxe1)" -gt "$rx1" ]; } ||
+	      [ $SECONDS -ge $end ]; do
+		sleep 0.2
+	done
 	mid0=$(rc_rx rxe0)
 	mid1=$(rc_rx rxe1)
 	start=$EPOCHREALTIME
