@@ -164,11 +164,11 @@ unsigned int ipoib_cm_peer_conns(struct ipoib_priv *priv,
 }
 
 /*
- * QP events and "data arrived in RTR", in process context, on cm.conn_wq.
- * The id read here stays valid until the task returns: the reaper clears
- * conn->id, then waits for this task, and only then destroys the id.  So
- * the CM is called without cm.lock (it takes locks of its own that must
- * not nest in a lock the NAPI takes).
+ * QP events, "data arrived in RTR" and a REQ to send again, in process
+ * context, on cm.conn_wq.  The id read here stays valid until the task
+ * returns: the reaper clears conn->id, then waits for this task, and only
+ * then destroys the id.  So the CM is called without cm.lock (it takes
+ * locks of its own that must not nest in a lock the NAPI takes).
  */
 static void ipoib_cm_qp_event_work(struct work_struct *work)
 {
@@ -185,8 +185,11 @@ static void ipoib_cm_qp_event_work(struct work_struct *work)
 		if (id && ib_cm_notify(id, IB_EVENT_COMM_EST))
 			netdev_dbg(priv->netdev, "COMM_EST not taken by the CM\n");
 	}
+	/* A QP gone bad first: no REQ is sent again for it. */
 	if (test_and_clear_bit(IPOIB_CM_QP_FATAL, &conn->qp_events))
 		ipoib_cm_event(conn, IPOIB_CM_EV_ERROR);
+	if (test_and_clear_bit(IPOIB_CM_REQ_AGAIN, &conn->qp_events))
+		ipoib_cm_req_again(conn);
 }
 
 /* QP events arrive in any context: note them, act in process context. */

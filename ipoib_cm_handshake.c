@@ -5,7 +5,8 @@
  * file:
  *
  *   REQ out        ipoib_cm_start_work(), the active side's start task,
- *                  through ipoib_cm_send_req()
+ *                  through ipoib_cm_send_req(); again, on RFC 4755's
+ *                  Service ID, ipoib_cm_req_again()
  *   REQ in         ipoib_cm_req_handler(), the handler of the listening
  *                  CM ids that ipoib_cm_listen() creates
  *   REP out        ipoib_cm_send_rep(), once the REQ is accepted
@@ -619,6 +620,31 @@ void ipoib_cm_establish(struct ipoib_cm_conn *conn, struct ib_cm_id *id)
 	ipoib_cm_tx_flush(conn);
 }
 
+/**
+ * ipoib_cm_req_again - dial again, on RFC 4755's Service ID
+ * @conn: an active connection whose REQ was refused with Invalid Service ID
+ *
+ * From the connection's event task (ipoib_cm_rej_handler() queues it).
+ * The id is read under cm.lock; teardown clears conn->id under it and
+ * then waits for this task, so a REQ sent here is out before teardown's
+ * ib_destroy_cm_id(), which cancels it.
+ */
+void ipoib_cm_req_again(struct ipoib_cm_conn *conn)
+{
+	struct ipoib_priv *priv = conn->priv;
+	struct ib_cm_id *id = NULL;
+
+	spin_lock_bh(&priv->cm.lock);
+	if (conn->state == IPOIB_CM_REQ_SENT)
+		id = conn->id;
+	spin_unlock_bh(&priv->cm.lock);
+	if (!id)
+		return;
+	ipoib_cm_count(priv, IPOIB_CM_ST_IETF_RETRY, 1);
+	if (ipoib_cm_send_req(conn, id))
+		ipoib_cm_event(conn, IPOIB_CM_EV_REJ);
+}
+
 /* Crossed REQs: the peer's REQ, which was to replace ours, never came. */
 void ipoib_cm_cross_work(struct work_struct *work)
 {
@@ -636,7 +662,8 @@ void ipoib_cm_cross_work(struct work_struct *work)
  * @event: the REJ
  *
  * A peer that does not know the Service ID Linux uses is dialled again
- * on RFC 4755's own.  With the bidirectional option, a Consumer Reject
+ * on RFC 4755's own, by the event task (ipoib_cm_req_again()).  With the
+ * bidirectional option, a Consumer Reject
  * naming the QPN we dialled, from a peer whose address is larger, is
  * RFC 4755 3.3 at work (ipoib_cm_rej_crossed()): our REQs crossed, the
  * larger address rejects, and the peer's own REQ, already on its way,
@@ -664,9 +691,25 @@ static void ipoib_cm_rej_handler(struct ipoib_cm_conn *conn,
 				     conn->qpn, reason, ibcm_reject_msg(reason));
 	if (conn->active && reason == IB_CM_REJ_INVALID_SERVICE_ID &&
 	    !conn->ietf_sid) {
+		bool again;
+
 		conn->ietf_sid = true;
-		ipoib_cm_count(priv, IPOIB_CM_ST_IETF_RETRY, 1);
-		if (!ipoib_cm_send_req(conn, id))
+		/*
+		 * Not from here: teardown may have taken @id already and be
+		 * waiting for us in ib_destroy_cm_id(), past the point where
+		 * it cancels a REQ.  The event task sends it, and teardown
+		 * waits for that task before it destroys the id.  Queued
+		 * under cm.lock while the id is still the connection's, so
+		 * never after teardown's wait.
+		 */
+		spin_lock_bh(&priv->cm.lock);
+		again = conn->id == id;
+		if (again) {
+			set_bit(IPOIB_CM_REQ_AGAIN, &conn->qp_events);
+			queue_work(priv->cm.conn_wq, &conn->event_work);
+		}
+		spin_unlock_bh(&priv->cm.lock);
+		if (again)
 			return;
 	}
 	if (conn->active && ipoib_cm_bidirectional &&
@@ -685,8 +728,9 @@ static void ipoib_cm_rej_handler(struct ipoib_cm_conn *conn,
  * The CM events of one connection (REQs go to ipoib_cm_req_handler).
  * @id is valid for the whole callback; conn->id may already be NULL (the
  * reaper took it and waits in ib_destroy_cm_id() for us to return), so
- * nothing called from here reads conn->id.  Returns 0: the id is the
- * reaper's to destroy.
+ * nothing called from here uses conn->id (the REJ handler compares it
+ * with @id, under cm.lock).  Returns 0: the id is the reaper's to
+ * destroy.
  */
 static int ipoib_cm_handler(struct ib_cm_id *id,
 			    const struct ib_cm_event *event)

@@ -114,6 +114,7 @@ enum {
 	IPOIB_CM_QP_COMM_EST,	/* data in RTR: tell the CM */
 	IPOIB_CM_QP_FATAL,	/* a fatal QP event */
 	IPOIB_CM_QP_LAST_WQE,	/* SRQ: Last WQE Reached (teardown waits) */
+	IPOIB_CM_REQ_AGAIN,	/* REJ, Invalid Service ID: REQ to RFC 4755's */
 };
 
 /* One RC connection and its QP. */
@@ -160,9 +161,11 @@ struct ipoib_cm_conn {
 	 * The CM id, set and cleared under cm.lock.  Whoever clears it owns
 	 * its destruction: the reaper (ipoib_cm_teardown_begin()), or the REQ
 	 * handler taking it back on failure, which then returns non-zero so
-	 * the CM destroys it.  A CM callback never reads this field: it uses
+	 * the CM destroys it.  A CM callback never uses this field: it uses
 	 * the id it is called with, valid until it returns (the reaper's
-	 * ib_destroy_cm_id() waits for it).  The start task publishes it
+	 * ib_destroy_cm_id() waits for it), and compares it with this field
+	 * at most, to learn whether teardown has begun (the REJ handler
+	 * before it queues a REQ again).  The start task publishes it
 	 * and the event task reads it, each under cm.lock, and both use the
 	 * id after: the reaper waits for the start task before it clears the
 	 * field, and for the event task between clearing it and destroying
@@ -383,6 +386,7 @@ static inline void ipoib_cm_event(struct ipoib_cm_conn *conn,
 int ipoib_cm_listen(struct ipoib_priv *priv);
 void ipoib_cm_start_work(struct work_struct *work);
 void ipoib_cm_cross_work(struct work_struct *work);
+void ipoib_cm_req_again(struct ipoib_cm_conn *conn);
 void ipoib_cm_establish(struct ipoib_cm_conn *conn, struct ib_cm_id *id);
 
 /* ipoib_cm_mode.c: connected mode of an interface (see also ipoib.h) */
