@@ -4,17 +4,18 @@
 # Build the test tools the VM scenarios use, warnings as errors:
 #
 #   scripts/build-tools.sh KDIR OUTDIR [ud_inject] [cm_inject] [qp_err_fail]
+#                                      [cm_hold]
 #
-# ud_inject: a verbs program (OUTDIR/ud_inject).  cm_inject and
-# qp_err_fail: modules for the kernel tree KDIR, built with W=1
-# (OUTDIR/NAME/NAME.ko).  Without names, all three.
+# ud_inject: a verbs program (OUTDIR/ud_inject).  cm_inject, qp_err_fail
+# and cm_hold: modules for the kernel tree KDIR, built with W=1
+# (OUTDIR/NAME/NAME.ko).  Without names, all four.
 set -euo pipefail
 
 TOPDIR=$(cd "$(dirname "$0")/.." && pwd)
 kdir=${1:?usage: build-tools.sh KDIR OUTDIR [tool...]}
 outdir=$(realpath -m "${2:?usage: build-tools.sh KDIR OUTDIR [tool...]}")
 shift 2
-[ $# -gt 0 ] || set -- ud_inject cm_inject qp_err_fail
+[ $# -gt 0 ] || set -- ud_inject cm_inject qp_err_fail cm_hold
 
 mkdir -p "$outdir"
 for tool in "$@"; do
@@ -23,7 +24,7 @@ for tool in "$@"; do
 		gcc -O2 -Wall -Wextra -Werror -o "$outdir/ud_inject" \
 			"$TOPDIR/scripts/tools/ud_inject.c" -libverbs
 		;;
-	cm_inject | qp_err_fail)
+	cm_inject | qp_err_fail | cm_hold)
 		rm -rf "${outdir:?}/$tool"
 		mkdir -p "$outdir/$tool"
 		cp "$TOPDIR"/scripts/tools/"$tool"/{Kbuild,"$tool".c} \

@@ -123,6 +123,8 @@ run_test build/cm_inject bash scripts/build-tools.sh "$k612" "$BUILD/tools" \
 	cm_inject
 run_test build/qp_err_fail bash scripts/build-tools.sh "$k612" "$BUILD/tools" \
 	qp_err_fail
+run_test build/cm_hold bash scripts/build-tools.sh "$k612" "$BUILD/tools" \
+	cm_hold
 
 # The other builds and the style and static checks, as one job.
 static_checks() {
