@@ -12,8 +12,9 @@
 #        ipoib_cm.ko against that version).
 #
 # The build is cached under $IPOIB_CM_CACHE/kernels, keyed by the Debian
-# package version, the flavour and a hash of the config fragments, so a
-# second run reuses it.  A new key starts from a copy of the newest build
+# package version, the flavour and a hash of the config fragments and of
+# the kernel patches (scripts/kernel-patches/<version>/), so a second run
+# reuses it.  A new key starts from a copy of the newest build
 # of the same version and flavour, which keeps fragment changes incremental.
 # Prints the build directory (usable as KDIR) on stdout.
 
@@ -38,7 +39,37 @@ esac
 src=$(bash "$TOPDIR/scripts/debian-source.sh" "$version")
 debver=$(cat "$src/.debian-version")
 what=$([ $prepare = 1 ] && echo prepare || echo full)
-key=$( (echo "$debver $flavour $what"; cat "${fragments[@]}") | sha256sum | cut -c1-12)
+
+# Fixes the project's test kernels carry, scripts/kernel-patches/<version>/
+# (each file says why), applied once to the unpacked source: a stamp per
+# patch and content.  A source patched with another content of a patch
+# is unpacked again.  Under a lock: the debug and bench builds share it.
+patches=()
+for p in "$TOPDIR/scripts/kernel-patches/$version"/*.patch; do
+	[ -f "$p" ] && patches+=("$p")
+done
+if [ ${#patches[@]} -gt 0 ]; then
+	exec 8> "$CACHE/src/.patch-lock-$version"
+	flock 8
+	for p in "${patches[@]}"; do
+		stamp=$src/.patched-$(basename "$p" .patch)
+		sum=$(sha256sum < "$p" | cut -c1-12)
+		[ ! -f "$stamp" ] || [ "$(cat "$stamp")" = "$sum" ] || {
+			log "$src has another $(basename "$p"): unpacking it again"
+			rm -f "$src/.unpacked"
+			src=$(bash "$TOPDIR/scripts/debian-source.sh" "$version")
+		}
+		if [ ! -f "$stamp" ]; then
+			log "patching linux $debver: $(basename "$p")"
+			patch -s -p1 -N -d "$src" < "$p" ||
+				die "$(basename "$p") does not apply to $src"
+			echo "$sum" > "$stamp"
+		fi
+	done
+	exec 8>&-
+fi
+key=$( (echo "$debver $flavour $what"; cat "${fragments[@]}" ${patches[@]+"${patches[@]}"}) |
+	sha256sum | cut -c1-12)
 name=$version-$flavour-$what
 out=$CACHE/kernels/$name-$key
 
