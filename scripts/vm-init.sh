@@ -47,6 +47,18 @@ hostname ipoib-vm 2>/dev/null
 # and fail the run.
 kmemleak=/sys/kernel/debug/kmemleak
 
+# Under TCG a vCPU can keep executing the breakpoint the kernel wrote while
+# flipping a static key (text_poke_bp) after the patch is done; Debian's
+# 6.1 then sends it back to that breakpoint for good.  Most likely what
+# stopped both CPUs of a stock-kernel guest at a netstamp_needed_key site
+# in netif_receive_skb_list_internal() (2026-12-07) while ping turned
+# SO_TIMESTAMP on and off.  A socket holding SO_TIMESTAMP for the VM's
+# life keeps that key on: ping no longer flips it.
+python3 -c 'import signal, socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_TIMESTAMP, 1)
+signal.pause()' < /dev/null > /dev/null 2>&1 &
+
 echo "vm-init: running job" > /dev/kmsg
 bash /tmp/vmout/job.sh < /dev/null > /dev/console 2>&1
 rc=$?
