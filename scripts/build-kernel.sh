@@ -41,33 +41,32 @@ debver=$(cat "$src/.debian-version")
 what=$([ $prepare = 1 ] && echo prepare || echo full)
 
 # Fixes the project's test kernels carry, scripts/kernel-patches/<version>/
-# (each file says why), applied once to the unpacked source: a stamp per
-# patch and content.  A source patched with another content of a patch
-# is unpacked again.  Under a lock: the debug and bench builds share it.
+# (each file says why), applied to the unpacked source, which records the
+# hash of the set it carries in .patches.  A source carrying another set
+# (a patch changed, added or removed) is unpacked again first.  Under a
+# lock: the debug and bench builds share the source.
 patches=()
 for p in "$TOPDIR/scripts/kernel-patches/$version"/*.patch; do
 	[ -f "$p" ] && patches+=("$p")
 done
-if [ ${#patches[@]} -gt 0 ]; then
-	exec 8> "$CACHE/src/.patch-lock-$version"
-	flock 8
-	for p in "${patches[@]}"; do
-		stamp=$src/.patched-$(basename "$p" .patch)
-		sum=$(sha256sum < "$p" | cut -c1-12)
-		[ ! -f "$stamp" ] || [ "$(cat "$stamp")" = "$sum" ] || {
-			log "$src has another $(basename "$p"): unpacking it again"
-			rm -f "$src/.unpacked"
-			src=$(bash "$TOPDIR/scripts/debian-source.sh" "$version")
-		}
-		if [ ! -f "$stamp" ]; then
-			log "patching linux $debver: $(basename "$p")"
-			patch -s -p1 -N -d "$src" < "$p" ||
-				die "$(basename "$p") does not apply to $src"
-			echo "$sum" > "$stamp"
-		fi
+want=
+[ ${#patches[@]} = 0 ] || want=$(cat "${patches[@]}" | sha256sum | cut -c1-12)
+exec 8> "$CACHE/src/.patch-lock-$version"
+flock 8
+if [ "$(cat "$src/.patches" 2>/dev/null)" != "$want" ]; then
+	if [ -f "$src/.patches" ]; then
+		log "$src carries other patches: unpacking it again"
+		rm -f "$src/.unpacked"
+		src=$(bash "$TOPDIR/scripts/debian-source.sh" "$version")
+	fi
+	for p in ${patches[@]+"${patches[@]}"}; do
+		log "patching linux $debver: $(basename "$p")"
+		patch -s -p1 -N -d "$src" < "$p" ||
+			die "$(basename "$p") does not apply to $src"
 	done
-	exec 8>&-
+	[ -z "$want" ] || echo "$want" > "$src/.patches"
 fi
+exec 8>&-
 key=$( (echo "$debver $flavour $what"; cat "${fragments[@]}" ${patches[@]+"${patches[@]}"}) |
 	sha256sum | cut -c1-12)
 name=$version-$flavour-$what
