@@ -31,11 +31,20 @@ conn_field() {	# conn_field RDMADEV DIR FIELD: a field of the first DIR conn
 # is used up at once (precondition: host TO sent RNR NAKs, the rest
 # waiting in FROM's RNR retries); then released.  Every datagram must
 # arrive, in order.  Nothing reaches the receiver while the NAPI is held:
-# its wait for the first datagram spans the hold.
+# its wait for the first datagram spans the hold.  Held, the QP seems
+# idle to its host: one that grew earlier and then carried nothing for
+# 30 s would be closed under the hold, its receives never drained (seen:
+# "receives not drained", a QP leaked).  A ping over it just before the
+# hold gives it those 30 s, and the burst must land in that same QP.
 held_burst() {
-	local to=$1 from=$2 port=$3 rnr0 pid end
+	local to=$1 from=$2 port=$3 rnr0 pid end qpn
 	local dev=rxe$1 ifc=IB$1 out=/tmp/burst-$3.txt
 
+	passive_qpn() { cm_conns "$dev" | awk '$3 == "passive" { print $5; exit }'; }
+	qpn=$(passive_qpn)
+	[ -n "$qpn" ] || fail "precondition: host $to has no accepted QP"
+	ip netns exec "ns$from" ping -c 1 -W 10 "192.0.2.$((to + 1))" > /dev/null ||
+		fail "ping $from -> $to before the burst"
 	rnr0=$(rxe_stat "$dev" send_rnr_err)
 	napi_hold ns$to "${!ifc}"
 	UDP_BURST_TIMEOUT=300 udp_burst_rx ns$to 192.0.2.$((to + 1)) "$port" 64 "$out"
@@ -57,6 +66,8 @@ held_burst() {
 	wait "$pid" || true
 	say "burst of 64 into host $to's held QP: $(wc -l < "$out") arrived;" \
 		"RNR NAKs sent $rnr0 -> $(rxe_stat "$dev" send_rnr_err)"
+	[ "$(passive_qpn)" = "$qpn" ] ||
+		fail "host $to's accepted QP $qpn was replaced during the burst (now $(passive_qpn))"
 	[ "$(seq 0 63 | tr '\n' ' ')" = "$(tr '\n' ' ' < "$out")" ] ||
 		fail "the burst into host $to arrived incomplete or out of order: $(tr '\n' ' ' < "$out")"
 }
