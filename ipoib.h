@@ -71,6 +71,7 @@ enum ipoib_drop {
 	IPOIB_DROP_NO_PATH,	/* no address handle for the destination */
 	IPOIB_DROP_QUEUE_FULL,	/* too many packets waiting for a path */
 	IPOIB_DROP_NO_MEM,	/* no receive buffer to replace a full one */
+	IPOIB_DROP_TX_NO_MEM,	/* no memory to send: linearize, map, path */
 	IPOIB_DROP_TOO_BIG,	/* larger than the path MTU */
 	IPOIB_DROP_OWN,		/* our own multicast, looped back */
 	IPOIB_DROP_BAD_ADDR,	/* malformed destination address */

@@ -37,7 +37,7 @@ static int ipoib_cm_post(struct ipoib_cm_conn *conn, struct sk_buff *skb)
 {
 	struct ipoib_priv *priv = conn->priv;
 	struct ib_sge sge[MAX_SKB_FRAGS + 1];
-	enum ipoib_drop why = IPOIB_DROP_NO_MEM;
+	enum ipoib_drop why = IPOIB_DROP_TX_NO_MEM;
 	struct ib_send_wr wr = {};
 	struct ipoib_tx_buf *buf;
 	int ret;

@@ -27,6 +27,7 @@ const char *const ipoib_drop_names[IPOIB_DROP_MAX] = {
 	[IPOIB_DROP_NO_PATH]	= "no_path",
 	[IPOIB_DROP_QUEUE_FULL]	= "path_queue_full",
 	[IPOIB_DROP_NO_MEM]	= "no_rx_buffer",
+	[IPOIB_DROP_TX_NO_MEM]	= "tx_no_mem",
 	[IPOIB_DROP_TOO_BIG]	= "too_big",
 	[IPOIB_DROP_OWN]	= "own_multicast",
 	[IPOIB_DROP_BAD_ADDR]	= "bad_address",

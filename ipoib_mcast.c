@@ -127,7 +127,7 @@ void ipoib_mcast_xmit(struct ipoib_priv *priv, struct sk_buff *skb,
 	if (!mc) {
 		mc = ipoib_mcast_new(priv, &mgid, GFP_ATOMIC);
 		if (!mc) {
-			why = IPOIB_DROP_NO_MEM;
+			why = IPOIB_DROP_TX_NO_MEM;
 			goto drop;
 		}
 		to_entry(mc)->sendonly = true;

@@ -160,7 +160,8 @@ static void ipoib_get_stats64(struct net_device *dev,
 	stats->tx_errors = d[IPOIB_DROP_TX_ERROR] + d[IPOIB_DROP_BAD_ADDR];
 	stats->tx_dropped = d[IPOIB_DROP_NO_PATH] + d[IPOIB_DROP_QUEUE_FULL] +
 			    d[IPOIB_DROP_TOO_BIG] + d[IPOIB_DROP_NOT_READY] +
-			    d[IPOIB_DROP_TX_ERROR] + d[IPOIB_DROP_BAD_ADDR];
+			    d[IPOIB_DROP_TX_ERROR] + d[IPOIB_DROP_BAD_ADDR] +
+			    d[IPOIB_DROP_TX_NO_MEM];
 }
 
 static void ipoib_tx_timeout(struct net_device *dev, unsigned int txqueue)

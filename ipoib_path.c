@@ -386,7 +386,7 @@ void ipoib_path_xmit(struct ipoib_priv *priv, struct sk_buff *skb,
 	if (!path) {
 		path = ipoib_path_new(priv, &gid);
 		if (!path) {
-			why = IPOIB_DROP_NO_MEM;
+			why = IPOIB_DROP_TX_NO_MEM;
 			goto drop;
 		}
 	}
