@@ -13,6 +13,7 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/error-injection.h>
 #include <linux/etherdevice.h>
 #include <linux/icmpv6.h>
 #include <linux/ipv6.h>
@@ -315,6 +316,9 @@ int ipoib_tx_map(struct ipoib_priv *priv, struct ipoib_tx_buf *buf,
 	return 0;
 }
 
+/* A provider with virtual DMA (rxe) never fails a mapping: tests do. */
+ALLOW_ERROR_INJECTION(ipoib_tx_map, ERRNO);
+
 /**
  * ipoib_too_big - refuse a packet larger than the path can carry
  * @priv: the interface
@@ -377,7 +381,7 @@ int ipoib_ud_send(struct ipoib_priv *priv, struct sk_buff *skb,
 	}
 	if (skb_shinfo(skb)->nr_frags >= priv->max_send_sge &&
 	    skb_linearize(skb)) {
-		ipoib_count_drop(priv, IPOIB_DROP_NO_MEM);
+		ipoib_count_drop(priv, IPOIB_DROP_TX_NO_MEM);
 		goto drop;
 	}
 	if (unlikely(priv->tx_head - priv->tx_tail >= ipoib_sendq_size)) {
@@ -389,7 +393,7 @@ int ipoib_ud_send(struct ipoib_priv *priv, struct sk_buff *skb,
 
 	buf = &priv->tx_ring[priv->tx_head & (ipoib_sendq_size - 1)];
 	if (ipoib_tx_map(priv, buf, skb, sge)) {
-		ipoib_count_drop(priv, IPOIB_DROP_NO_MEM);
+		ipoib_count_drop(priv, IPOIB_DROP_TX_NO_MEM);
 		goto drop;
 	}
 
