@@ -20,6 +20,7 @@
 #  - both hosts back in datagram mode, rxe's object counts (rdma res show)
 #    are what they were before: rxe's pools keep a leaked QP or CQ
 #    referenced, where kmemleak cannot see it.
+# Last, a packet over RC whose DMA mapping fails (tx_map_case).
 # round 1 runs the cases with the SRQ, round 0 without; each scenario runs
 # one round, so that the two fit the runner's timeout side by side.  The
 # runner's log check fails on any KASAN, lockdep or kmemleak report.
@@ -156,6 +157,47 @@ fault_case() {
 	objects_back rxe1 "$BASE1"
 }
 
+ethtool_stat() {	# ethtool_stat NS IFACE COUNTER
+	ip netns exec "$1" ethtool -S "$2" | awk -v n="$3:" '$1 == n { print $2 }'
+}
+
+# A packet over RC that cannot be DMA-mapped (rxe never fails a mapping:
+# fail_function fails ipoib_tx_map() once) is dropped and counted as a
+# send drop (drop_tx_no_mem, in tx_dropped), and its ring slot is left
+# empty.  Host 0 then leaves connected mode at once: the teardown, which
+# frees what the ring still holds, must not free that packet again
+# (KASAN, read by the runner).  Precondition: the failure hit the RC send
+# (the connection's own drop count went up); if a UD send took it
+# (neighbour discovery), the case is tried again.
+tx_map_case() {
+	local try d0 t0 tx0
+
+	connect_hosts
+	in0 ping -c 1 -W 10 192.0.2.2 > /dev/null || case_fail "no ping before the mapping failure"
+	for try in 1 2 3; do
+		d0=$(conn_col rxe0 active live 13)
+		[ -n "$d0" ] || case_fail "tx_map: no live connection from $IB0"
+		t0=$(ethtool_stat ns0 "$IB0" drop_tx_no_mem)
+		tx0=$(link_stat ns0 "$IB0" tx dropped)
+		ff_arm ipoib_tx_map 1
+		udp_burst_tx ns0 192.0.2.2 7201 1
+		wait_for 10 "the mapping failure" ff_fired
+		ff_disarm
+		[ "$(conn_col rxe0 active live 13)" -gt "$d0" ] && break
+		say "tx_map: try $try: the failure hit another send"
+		[ "$try" -lt 3 ] || case_fail "tx_map: the failure never hit the RC send"
+	done
+	set_mode ns0 "$IB0" datagram
+	say "tx_map: a packet over RC not mapped: drop_tx_no_mem $t0 -> $(ethtool_stat ns0 "$IB0" drop_tx_no_mem), tx_dropped $tx0 -> $(link_stat ns0 "$IB0" tx dropped)"
+	[ "$(ethtool_stat ns0 "$IB0" drop_tx_no_mem)" = $((t0 + 1)) ] ||
+		case_fail "tx_map: the unmapped packet not counted in drop_tx_no_mem"
+	[ "$(link_stat ns0 "$IB0" tx dropped)" -gt "$tx0" ] ||
+		case_fail "tx_map: the unmapped packet not in tx_dropped"
+	set_mode ns1 "$IB1" datagram
+	objects_back rxe0 "$BASE0"
+	objects_back rxe1 "$BASE1"
+}
+
 round() {
 	local srq=$1 ready c
 
@@ -179,6 +221,7 @@ round() {
 		# shellcheck disable=SC2086
 		fault_case $c
 	done
+	tx_map_case
 	# Then, nothing half done: an exact transfer over RC.
 	connect_hosts
 	tcp_digest_check 8 || fail "an 8 MiB transfer arrived damaged or short"
