@@ -606,6 +606,62 @@ wire_clear() {
 	wire_undelay "$1"
 }
 
+# The reaper asleep in ib_destroy_cm_id(), waiting for a callback on the
+# id to return (a mode switch destroys its listening ids too: those are
+# not the reaper's).  ib_destroy_cm_id() tail-calls cm_destroy_id(), which
+# is what a stack shows.
+destroy_waiting() {
+	local f st
+
+	for f in $(grep -ls '^State:.D' /proc/[0-9]*/status 2>/dev/null); do
+		st=$(cat "${f%/status}/stack" 2>/dev/null) || continue
+		[[ "$st" == *cm_destroy_id* || "$st" == *ib_destroy_cm_id* ]] &&
+			[[ "$st" == *ipoib_cm_reap_work* ]] && return 0
+	done
+	return 1
+}
+
+# release_when_destroy_waits WHAT DEV: the callback cm_hold holds (WHAT
+# names it) is let go once DEV's reaper is seen asleep in
+# ib_destroy_cm_id() with it still held: held all along.  Not seen within
+# 6 s (the tool lets go by itself after 8), the precondition failed: the
+# callback is let go and the run fails.  Said before the callback goes
+# on: a driver that then crashes leaves that line last.
+release_when_destroy_waits() {
+	local p=/sys/module/cm_hold/parameters end=$((SECONDS + 6))
+
+	while [ "$(< $p/released)" = 0 ] && [ $SECONDS -lt $end ]; do
+		if destroy_waiting && [ "$(< $p/released)" = 0 ]; then
+			say "$1 held: $2's reaper waits in ib_destroy_cm_id(); letting the callback go"
+			echo 1 > $p/release
+			return 0
+		fi
+		sleep 0.05
+	done
+	blocked_stacks $$
+	say "FAIL: precondition: the reaper did not wait in ib_destroy_cm_id() while the $1 callback was held"
+	echo 1 > $p/release
+	exit 1
+}
+
+# switch_writer NS DEV MODE: a writer of MODE to DEV's mode, started now
+# in NS and waiting; switch_go lets it write (its pid: $SWITCH_PID).
+# While cm_hold holds a callback, its CPU runs with preemption off and no
+# RCU grace period ends: `ip netns exec`, which waits for one, must have
+# run before.
+switch_writer() {
+	rm -f /tmp/switch.go /tmp/switch.ready
+	mkfifo /tmp/switch.go
+	ip netns exec "$1" sh -c "cd /sys/class/net && : > /tmp/switch.ready &&
+		read x < /tmp/switch.go && echo $3 > $2/mode" &
+	SWITCH_PID=$!
+	wait_for 60 "the mode switch's writer in $1" test -e /tmp/switch.ready
+}
+
+switch_go() {
+	echo go > /tmp/switch.go
+}
+
 # The IB CM's own counters in the port's sysfs directory:
 # cm_msgs RDMADEV rx|tx NAME (req, rep, rtu, rej, ...) counts messages,
 # cm_retries RDMADEV NAME the ones it sent again.

@@ -35,21 +35,6 @@
 
 H=/sys/module/cm_hold/parameters
 
-# The reaper asleep in ib_destroy_cm_id(), waiting for a callback on the
-# id to return (a mode switch destroys its listening ids too: those are
-# not the reaper's).  ib_destroy_cm_id() tail-calls cm_destroy_id(), which
-# is what a stack shows.
-destroy_waiting() {
-	local f st
-
-	for f in $(grep -ls '^State:.D' /proc/[0-9]*/status 2>/dev/null); do
-		st=$(cat "${f%/status}/stack" 2>/dev/null) || continue
-		[[ "$st" == *cm_destroy_id* || "$st" == *ib_destroy_cm_id* ]] &&
-			[[ "$st" == *ipoib_cm_reap_work* ]] && return 0
-	done
-	return 1
-}
-
 # Host 0 has a live connection to host 1 (a ping dials it if need be).
 rc_live() {
 	in0 ping -c 1 -W 1 192.0.2.2 > /dev/null 2>&1 || true
@@ -76,15 +61,11 @@ reqs_sent() {
 # not waited for until after.
 hold_case() {
 	local ev=$1 ns=$2 dev=$3 rdev=$4 dir=$5 state=$6 port=$7 want=$8
-	local st sm tx waited='' t0 took rx d0 tx0 q0 end
+	local st sm tx t0 took rx d0 tx0 q0
 
 	insmod "${IPOIB_CM_TOOLDIR:?}/cm_hold/cm_hold.ko" event="$ev"
-	rm -f /tmp/switch.go /tmp/switch.ready
-	mkfifo /tmp/switch.go
-	ip netns exec "$ns" sh -c "cd /sys/class/net && : > /tmp/switch.ready &&
-		read x < /tmp/switch.go && echo datagram > $dev/mode" &
-	sm=$!
-	wait_for 60 "the mode switch's writer in $ns" test -e /tmp/switch.ready
+	switch_writer "$ns" "$dev" datagram
+	sm=$SWITCH_PID
 	udp_burst_rx ns1 192.0.2.2 "$port" 3 /tmp/hold.rx
 	rx=$!
 	wait_udp ns1 "$port"
@@ -101,28 +82,8 @@ hold_case() {
 	[ "$st" = "$state" ] ||
 		fail "precondition: $dir connection of $dev $st, not $state, while held"
 	t0=$EPOCHREALTIME
-	echo go > /tmp/switch.go
-	# Seen in ib_destroy_cm_id() with the callback still held after:
-	# held all along.  Then let go.
-	# The tool lets go by itself after 8 s: the state is shown before.
-	end=$((SECONDS + 6))
-	while [ "$(< "$H/released")" = 0 ] && [ $SECONDS -lt $end ]; do
-		if destroy_waiting && [ "$(< "$H/released")" = 0 ]; then
-			waited=1
-			break
-		fi
-		sleep 0.05
-	done
-	# Said before the callback goes on: a driver that then crashes
-	# leaves this line last.
-	if [ -z "$waited" ]; then
-		blocked_stacks $$
-		say "FAIL: precondition: the reaper did not wait in ib_destroy_cm_id() while the $ev callback was held"
-		echo 1 > "$H/release"
-		exit 1
-	fi
-	say "$ev held: $dev's reaper waits in ib_destroy_cm_id(); letting the callback go"
-	echo 1 > "$H/release"
+	switch_go
+	release_when_destroy_waits "$ev" "$dev"
 	wait "$sm" || fail "the mode switch of $dev failed"
 	took=$(( (${EPOCHREALTIME/./} - ${t0/./}) / 1000 ))
 	[ "$(cat "$H/released")" = 1 ] ||

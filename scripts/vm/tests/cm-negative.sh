@@ -24,7 +24,9 @@
 # Last, with cm_bidirectional=1 and the tool as a peer with a larger
 # address: only its Consumer Reject naming the QPN dialled is taken for
 # crossed REQs (rej_crossed), not one without private data or naming
-# another QPN.
+# another QPN; and such a REJ's callback held until teardown waits for
+# it must not leave its wait for the peer's REQ armed on a freed
+# connection.
 . "$(dirname "$0")/../lib.sh"
 
 CMI=${IPOIB_CM_TOOLDIR:?}/cm_inject/cm_inject.ko
@@ -226,6 +228,44 @@ rejs_above "the REJ naming the QPN dialled" "$rejr0"
 say "REJ naming the QPN dialled: $(delta rej_crossed "$crossed0") taken for crossings"
 [ "$(delta rej_crossed "$crossed0")" -ge 1 ] ||
 	fail "a Consumer Reject naming the QPN dialled was not taken for crossed REQs"
+
+# --- A crossing's REJ that teardown overtakes ---
+# Taken for a crossing, a REJ arms the connection's wait for the peer's
+# REQ (4 s).  Held by cm_hold (scripts/tools/cm_hold) until $IB0 leaves
+# connected mode and its reaper, having taken the CM id, waits in
+# ib_destroy_cm_id() for it, then let go: it arms the wait on a
+# connection being freed, and teardown must cancel that wait after the
+# callback has returned.  Precondition: it was held and taken for a
+# crossing.  Then 6 s pass, and nothing may touch the freed connection
+# (KASAN, read by the runner).  The tool is not unloaded while the
+# callback is held: that waits for an RCU grace period.
+HOLD=/sys/module/cm_hold/parameters
+crossed0=$(cm_stat rxe0 rej_crossed)
+mark=$(got_mark)
+insmod "$CMI" mode=listen dev=rxe1 sid="$(printf '0x%x' $((SID_OFED | (f + 7))))" \
+	answer=rej pd_qpn=$((f + 7)) || fail "cm_inject listen: insmod failed"
+insmod "${IPOIB_CM_TOOLDIR:?}/cm_hold/cm_hold.ko" event=rej
+switch_writer ns0 "$IB0" datagram
+echo 1 > "$HOLD/count"
+dial 68 $((f + 7)) &
+dialler=$!
+wait_explain 60 "the crossing's REJ callback to be held" \
+	"cm_dump; dmesg | grep 'cm_inject: got' | tail -n +$((mark + 1))" \
+	sh -c "[ \$(cat $HOLD/held) = 1 ]"
+[ "$(cat "$HOLD/released")" = 0 ] ||
+	fail "precondition: the REJ callback was let go before the switch"
+switch_go
+release_when_destroy_waits "the crossing's REJ" "$IB0"
+wait "$SWITCH_PID" || fail "the mode switch of $IB0 failed"
+wait "$dialler" || true
+[ "$(delta rej_crossed "$crossed0")" = 1 ] ||
+	fail "precondition: the held REJ was not taken for a crossing (rej_crossed +$(delta rej_crossed "$crossed0"))"
+sleep 6
+rmmod cm_hold
+rmmod cm_inject
+! cm_conns rxe0 | matches . ||
+	fail "$IB0 kept a connection after leaving connected mode: $(cm_conns rxe0)"
+say "a crossing's REJ held past teardown: counted, its wait cancelled with the connection"
 rxe_clean rxe0 rxe1
 unload_checked
 say "cm-negative: ok"
