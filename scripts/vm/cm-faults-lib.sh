@@ -20,7 +20,9 @@
 #  - both hosts back in datagram mode, rxe's object counts (rdma res show)
 #    are what they were before: rxe's pools keep a leaked QP or CQ
 #    referenced, where kmemleak cannot see it.
-# Last, a packet over RC whose DMA mapping fails (tx_map_case).
+# Last, a packet over RC whose DMA mapping fails (tx_map_case), and, with
+# the SRQ, a failed accept whose REJ is held while the reaper runs
+# (accept_race_case).
 # round 1 runs the cases with the SRQ, round 0 without; each scenario runs
 # one round, so that the two fit the runner's timeout side by side.  The
 # runner's log check fails on any KASAN, lockdep or kmemleak report.
@@ -198,6 +200,62 @@ tx_map_case() {
 	objects_back rxe1 "$BASE1"
 }
 
+# Host 1 cannot accept host 0's REQ (its REP is not sent: fail_function),
+# hands the failure to its reaper and sends a REJ; that REJ is held
+# (cm_hold on ib_send_cm_rej()), so the reaper runs while the callback
+# still does.  The reaper must not destroy the CM id the callback runs on
+# and gives back to the CM by returning non-zero: that was a double
+# destroy (issue 15).  Precondition, while the REJ was held: the reaper
+# finished with the connection (it left host 1's table) or waited in
+# ib_destroy_cm_id() for the callback.  Then, as in fault_case: counted,
+# and host 0 dials again after its backoff.
+accept_race_case() {
+	local hold=/sys/module/cm_hold/parameters f0 r1 up0 rx tx end seen=''
+
+	connect_hosts
+	f0=$(cm_stat rxe0 conn_failed)
+	r1=$(cm_stat rxe1 req_rejected)
+	up0=$(cm_stat rxe0 conn_active_up)
+	udp_burst_rx ns1 192.0.2.2 7200 10 /tmp/cf.rx
+	rx=$!
+	wait_udp ns1 7200
+	insmod "${IPOIB_CM_TOOLDIR:?}/cm_hold/cm_hold.ko" func=ib_send_cm_rej event=any
+	echo 1 > $hold/count
+	ff_arm ipoib_cm_send_rep 1
+	# Not waited for while the REJ is held (its exit waits for RCU).
+	udp_burst_tx ns0 192.0.2.2 7200 5 &
+	tx=$!
+	wait_explain 60 "host 1's REJ to be held" cm_dump \
+		sh -c "[ \$(cat $hold/held) = 1 ]"
+	ff_fired || { echo 1 > $hold/release; case_fail "accept race: the REP did not fail"; }
+	end=$((SECONDS + 6))
+	while [ "$(< $hold/released)" = 0 ] && [ $SECONDS -lt $end ]; do
+		if ! cm_conns rxe1 | matches ' passive '; then
+			seen="the reaper finished with the connection"
+		elif destroy_waiting; then
+			seen="the reaper waits in ib_destroy_cm_id()"
+		fi
+		[ -z "$seen" ] || break
+		sleep 0.05
+	done
+	[ "$(< $hold/released)" = 0 ] || seen=
+	echo 1 > $hold/release
+	[ -n "$seen" ] ||
+		case_fail "precondition: the reaper did nothing while host 1's REJ was held"
+	say "accept race: host 1's REJ held; $seen; let go"
+	wait "$tx" || case_fail "accept race: the datagrams were not sent"
+	ff_disarm
+	rmmod cm_hold
+	failed_seen "$f0"
+	stat_above rxe1 req_rejected "$r1" ||
+		case_fail "accept race: $IB1 counted no refused REQ"
+	recovered "$rx" /tmp/cf.rx "$up0" "accept race"
+	set_mode ns0 "$IB0" datagram
+	set_mode ns1 "$IB1" datagram
+	objects_back rxe0 "$BASE0"
+	objects_back rxe1 "$BASE1"
+}
+
 round() {
 	local srq=$1 ready c
 
@@ -222,6 +280,8 @@ round() {
 		fault_case $c
 	done
 	tx_map_case
+	# The failure path is the same with and without the SRQ.
+	[ "$srq" = 0 ] || accept_race_case
 	# Then, nothing half done: an exact transfer over RC.
 	connect_hosts
 	tcp_digest_check 8 || fail "an 8 MiB transfer arrived damaged or short"

@@ -5,11 +5,13 @@
  * A kprobe at the entry of @func, a CM event handler (an ib_cm_handler:
  * its second argument is the struct ib_cm_event), spins in the next
  * @count calls for one of the events in @event until @release is written
- * non-zero, or @ms milliseconds have passed.  The callback then goes on as
- * if it had been slow to start: whatever runs on the other CPU meanwhile
- * (a teardown taking the connection's CM id and waiting in
+ * non-zero, or @ms milliseconds have passed.  The callback then goes on
+ * as if it had been slow: whatever runs on the other CPU meanwhile (a
+ * teardown taking the connection's CM id and waiting in
  * ib_destroy_cm_id(), a mode switch) meets it in that window every time,
- * not by chance.  @held counts the callbacks caught so far, @released
+ * not by chance.  With @event "any", @func may be any function (its
+ * arguments are not read) and its next @count calls are held: a point
+ * inside a callback, such as the REJ it sends.  @held counts the callbacks caught so far, @released
  * those that went on.  The driver is not changed: the probe sits in
  * front of it.
  *
@@ -32,7 +34,7 @@ MODULE_PARM_DESC(func, "the CM handler to probe (ipoib_cm_handler)");
 
 static char *event = "rep";
 module_param(event, charp, 0444);
-MODULE_PARM_DESC(event, "events to hold, comma-separated: req, rep, rtu, est, rej, dreq");
+MODULE_PARM_DESC(event, "events to hold, comma-separated: req, rep, rtu, est, rej, dreq; or any call");
 
 static int ms = 8000;
 module_param(ms, int, 0644);
@@ -68,6 +70,8 @@ static const struct {
 
 /* Bit n: hold events of type n. */
 static unsigned long cm_hold_types;
+/* Hold any call of @func, whatever its arguments. */
+static bool cm_hold_any;
 
 /* No lock: a kprobe handler runs with preemption off, maybe from int3. */
 static void cm_hold_bump(int *v)
@@ -80,25 +84,28 @@ static void cm_hold_bump(int *v)
 
 static int cm_hold_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	const struct ib_cm_event *ev =
-		(const struct ib_cm_event *)regs_get_kernel_argument(regs, 1);
+	const struct ib_cm_event *ev;
 	int left = READ_ONCE(count);
-	int waited, limit;
+	int waited, limit, type = -1;
 
-	if (ev->event >= BITS_PER_LONG || !test_bit(ev->event, &cm_hold_types))
-		return 0;
+	if (!cm_hold_any) {
+		ev = (const struct ib_cm_event *)regs_get_kernel_argument(regs, 1);
+		type = ev->event;
+		if (type >= BITS_PER_LONG || !test_bit(type, &cm_hold_types))
+			return 0;
+	}
 	do {
 		if (left <= 0)
 			return 0;
 	} while (!try_cmpxchg(&count, &left, left - 1));
 	limit = clamp(READ_ONCE(ms), 1, 8000);
 	cm_hold_bump(&held);
-	pr_info("cm_hold: %s callback for event %d held\n", func, ev->event);
+	pr_info("cm_hold: %s call for event %d held\n", func, type);
 	for (waited = 0; waited < limit && !READ_ONCE(release); waited += 10)
 		mdelay(10);
 	cm_hold_bump(&released);
-	pr_info("cm_hold: %s callback for event %d let go after %d ms\n",
-		func, ev->event, waited);
+	pr_info("cm_hold: %s call for event %d let go after %d ms\n",
+		func, type, waited);
 	return 0;
 }
 
@@ -116,11 +123,15 @@ static int __init cm_hold_init(void)
 		return -ENOMEM;
 	rest = list;
 	while ((name = strsep(&rest, ","))) {
+		if (!strcmp(name, "any")) {
+			cm_hold_any = true;
+			continue;
+		}
 		for (i = 0; i < ARRAY_SIZE(cm_hold_events); i++)
 			if (!strcmp(name, cm_hold_events[i].name))
 				break;
 		if (i == ARRAY_SIZE(cm_hold_events)) {
-			pr_err("cm_hold: no event %s (req, rep, rtu, est, rej, dreq)\n",
+			pr_err("cm_hold: no event %s (req, rep, rtu, est, rej, dreq, any)\n",
 			       name);
 			ret = -EINVAL;
 			break;
