@@ -22,7 +22,8 @@
 #    referenced, where kmemleak cannot see it.
 # Last, a packet over RC whose DMA mapping fails (tx_map_case), and, with
 # the SRQ, a failed accept whose REJ is held while the reaper runs
-# (accept_race_case).
+# (accept_race_case) and a stop that marks a connection being reaped
+# (stop_race_case).
 # round 1 runs the cases with the SRQ, round 0 without; each scenario runs
 # one round, so that the two fit the runner's timeout side by side.  The
 # runner's log check fails on any KASAN, lockdep or kmemleak report.
@@ -256,6 +257,55 @@ accept_race_case() {
 	objects_back rxe1 "$BASE1"
 }
 
+# Host 0's REQ cannot be sent (fail_function): the connection is FAILED
+# and its reaper tears it down, held (cm_hold) as it destroys the QP.
+# Meanwhile host 0 leaves connected mode: the stop marks the connection
+# CLOSING and, as it is being reaped already, queues no second reap.  Let
+# go, the reaper must see CLOSING and take it out of the table, not keep
+# it as FAILED (issue 15: a stop racing the reaper left a connection and
+# its address handle behind; the stop's "connections left after stop"
+# fails the run).  Precondition: FAILED when held, CLOSING before let go.
+stop_race_case() {
+	local hold=/sys/module/cm_hold/parameters tx end st=''
+
+	connect_hosts
+	insmod "${IPOIB_CM_TOOLDIR:?}/cm_hold/cm_hold.ko" func=ib_destroy_qp_user event=any
+	switch_writer ns0 "$IB0" datagram
+	echo 1 > $hold/count
+	ff_arm ipoib_cm_send_req 1
+	udp_burst_tx ns0 192.0.2.2 7200 5 &
+	tx=$!
+	wait_explain 60 "host 0's reaper to be held" cm_dump \
+		sh -c "[ \$(cat $hold/held) = 1 ]"
+	st=$(conn_col rxe0 active '*' 4)
+	[ "$st" = failed ] || {
+		echo 1 > $hold/release
+		case_fail "precondition: host 0's connection $st, not failed, while its reaper was held"
+	}
+	switch_go
+	end=$((SECONDS + 6))
+	until [ "$(< $hold/released)" != 0 ] || [ $SECONDS -ge $end ]; do
+		st=$(conn_col rxe0 active '*' 4)
+		[ "$st" != closing ] || break
+		sleep 0.05
+	done
+	[ "$(< $hold/released)" = 0 ] || st=
+	echo 1 > $hold/release
+	[ "$st" = closing ] ||
+		case_fail "precondition: the stop did not mark host 0's connection closing while its reaper was held (${st:-let go first})"
+	say "stop race: host 0's reaper held on a failed connection, the stop marked it closing; let go"
+	wait "$SWITCH_PID" || case_fail "stop race: the mode switch failed"
+	wait "$tx" || case_fail "stop race: the datagrams were not sent"
+	ff_fired || case_fail "stop race: the REQ did not fail"
+	ff_disarm
+	rmmod cm_hold
+	! cm_conns rxe0 | matches . ||
+		case_fail "stop race: host 0 kept a connection after the stop: $(cm_conns rxe0)"
+	set_mode ns1 "$IB1" datagram
+	objects_back rxe0 "$BASE0"
+	objects_back rxe1 "$BASE1"
+}
+
 round() {
 	local srq=$1 ready c
 
@@ -281,7 +331,10 @@ round() {
 	done
 	tx_map_case
 	# The failure path is the same with and without the SRQ.
-	[ "$srq" = 0 ] || accept_race_case
+	if [ "$srq" = 1 ]; then
+		accept_race_case
+		stop_race_case
+	fi
 	# Then, nothing half done: an exact transfer over RC.
 	connect_hosts
 	tcp_digest_check 8 || fail "an 8 MiB transfer arrived damaged or short"
