@@ -20,13 +20,13 @@
 #  - both hosts back in datagram mode, rxe's object counts (rdma res show)
 #    are what they were before: rxe's pools keep a leaked QP or CQ
 #    referenced, where kmemleak cannot see it.
-# Last, a packet over RC whose DMA mapping fails (tx_map_case), and, with
-# the SRQ, a failed accept whose REJ is held while the reaper runs
-# (accept_race_case) and a stop that marks a connection being reaped
-# (stop_race_case).
 # round 1 runs the cases with the SRQ, round 0 without; each scenario runs
 # one round, so that the two fit the runner's timeout side by side.  The
 # runner's log check fails on any KASAN, lockdep or kmemleak report.
+# The cm-teardown-race scenario runs three more cases from here: a packet
+# over RC whose DMA mapping fails (tx_map_case), a failed accept whose REJ
+# is held while the reaper runs (accept_race_case) and a stop that marks
+# a connection being reaped (stop_race_case).
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 F=/sys/kernel/debug/fail_function
@@ -329,12 +329,6 @@ round() {
 		# shellcheck disable=SC2086
 		fault_case $c
 	done
-	tx_map_case
-	# The failure path is the same with and without the SRQ.
-	if [ "$srq" = 1 ]; then
-		accept_race_case
-		stop_race_case
-	fi
 	# Then, nothing half done: an exact transfer over RC.
 	connect_hosts
 	tcp_digest_check 8 || fail "an 8 MiB transfer arrived damaged or short"
