@@ -207,11 +207,13 @@ tx_map_case() {
 # still does.  The reaper must not destroy the CM id the callback runs on
 # and gives back to the CM by returning non-zero: that was a double
 # destroy (issue 15).  Precondition, while the REJ was held: the reaper
-# finished with the connection (it left host 1's table) or waited in
-# ib_destroy_cm_id() for the callback.  Then, as in fault_case: counted,
-# and host 0 dials again after its backoff.
+# finished with the connection (it left host 1's table) or was seen at
+# work on it (its stack; it may wait there for an RCU grace period, which
+# the held CPU keeps from ending, or in ib_destroy_cm_id() for the
+# callback).  Then, as in fault_case: counted, and host 0 dials again
+# after its backoff.
 accept_race_case() {
-	local hold=/sys/module/cm_hold/parameters f0 r1 up0 rx tx end seen=''
+	local hold=/sys/module/cm_hold/parameters f0 r1 up0 rx tx end st seen=''
 
 	connect_hosts
 	f0=$(cm_stat rxe0 conn_failed)
@@ -233,8 +235,8 @@ accept_race_case() {
 	while [ "$(< $hold/released)" = 0 ] && [ $SECONDS -lt $end ]; do
 		if ! cm_conns rxe1 | matches ' passive '; then
 			seen="the reaper finished with the connection"
-		elif destroy_waiting; then
-			seen="the reaper waits in ib_destroy_cm_id()"
+		elif st=$(reaper_stack); then
+			seen="the reaper at work: $(echo "$st" | sed -n 1,4p | tr '\n' ' ')"
 		fi
 		[ -z "$seen" ] || break
 		sleep 0.05

@@ -621,6 +621,21 @@ destroy_waiting() {
 	return 1
 }
 
+# reaper_stack: the kernel stack of a reap (ipoib_cm_reap_work) asleep
+# in uninterruptible sleep, as its functions, innermost first; fails if
+# there is none.
+reaper_stack() {
+	local f st
+
+	for f in $(grep -ls '^State:.D' /proc/[0-9]*/status 2>/dev/null); do
+		st=$(cat "${f%/status}/stack" 2>/dev/null) || continue
+		[[ "$st" == *ipoib_cm_reap_work* ]] || continue
+		echo "$st" | awk '{ sub(/\+.*/, "", $2); print $2 }'
+		return 0
+	done
+	return 1
+}
+
 # release_when_destroy_waits WHAT DEV: the callback cm_hold holds (WHAT
 # names it) is let go once DEV's reaper is seen asleep in
 # ib_destroy_cm_id() with it still held: held all along.  Not seen within
