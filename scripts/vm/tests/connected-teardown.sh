@@ -1,10 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Connected mode torn down under iperf3 in both directions: a mode switch
-# (once more with receive completions held back), ifdown/ifup, removal of
-# the RDMA device, rmmod; once with the shared receive queue and once
-# without (no-SRQ: every QP's own receive buffers are in flight when it
-# goes).  Then with cm_bidirectional=1, iperf3 both ways over one
+# (once more with receive completions held back) and rmmod, once with the
+# shared receive queue and once without (no-SRQ: every QP's own receive
+# buffers are in flight when it goes); with the SRQ, ifdown/ifup and the
+# removal of the RDMA device too (they reach the same stop).  Then with cm_bidirectional=1, iperf3 both ways over one
 # connection: a mode switch and rmmod.  Then connections held in their
 # handshake (every REP lost on the wire) beside iperf3: a mode switch
 # that finds them in req-sent and rep-sent, and rmmod.  Closing the
@@ -210,7 +210,9 @@ held_switch() {
 	say "mode switch with receive completions held: connections closed in $ms ms"
 }
 
-# round SRQ: the five teardowns with cm_srq=SRQ.
+# round SRQ: the teardowns with cm_srq=SRQ: a mode switch, one with
+# receive completions held, rmmod; with the SRQ also ifdown and the
+# removal of the RDMA device.
 round() {
 	local srq=$1
 
@@ -235,6 +237,21 @@ round() {
 	[ "$(cm_conns rxe0 | wc -l)" = 0 ] || fail "connections left after the held switch"
 	connect_both
 
+	# Ifdown and device removal reach the same stop as a mode switch;
+	# only the receive backend's part differs, and the switches above
+	# and rmmod below run it without the SRQ.  With the SRQ only.
+	if [ "$srq" = 1 ]; then
+		other_teardowns
+	fi
+	traffic_start
+	within_10s "rmmod under traffic" unload_checked
+	traffic_stop
+	hosts_down
+}
+
+# Ifdown, then removal of rxe1, under traffic; then host 1 back on a new
+# rxe1, both connected.
+other_teardowns() {
 	traffic_start
 	within_10s "ifdown under traffic" ip -n ns1 link set "$IB1" down
 	ip -n ns1 link set "$IB1" up
@@ -261,10 +278,6 @@ round() {
 	ip -n ns1 link set "$IB1" up
 	wait_for 60 "carrier on $IB1" carrier_up ns1 "$IB1"
 	connect_both
-	traffic_start
-	within_10s "rmmod under traffic" unload_checked
-	traffic_stop
-	hosts_down
 }
 
 # One connection carries host 0's and host 1's traffic: each host has one
