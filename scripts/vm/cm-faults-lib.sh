@@ -132,32 +132,52 @@ recovered() {
 		case_fail "$4: no live connection after the retry"
 }
 
-# fault_case FUNC N SIDE: the N-th call of FUNC fails, on host SIDE.
-fault_case() {
-	local fn=$1 n=$2 side=$3 f0 r1 up0 rx
-
+# case_start: both hosts connected-mode, the counters a failed dial
+# moves noted (C_F0, C_R1, C_UP0), a receiver of ten datagrams on host 1
+# (C_RX) for host 0 to send five to now and five after its backoff.
+case_start() {
 	connect_hosts
-	f0=$(cm_stat rxe0 conn_failed)
-	r1=$(cm_stat rxe1 req_rejected)
-	up0=$(cm_stat rxe0 conn_active_up)
+	C_F0=$(cm_stat rxe0 conn_failed)
+	C_R1=$(cm_stat rxe1 req_rejected)
+	C_UP0=$(cm_stat rxe0 conn_active_up)
 	udp_burst_rx ns1 192.0.2.2 7200 10 /tmp/cf.rx
-	rx=$!
+	C_RX=$!
 	wait_udp ns1 7200
-	ff_arm "$fn" "$n"
-	udp_burst_tx ns0 192.0.2.2 7200 5
-	wait_for 30 "call $n of $fn to fail" ff_fired
-	failed_seen "$f0"
+}
+
+# case_recovered WHAT SIDE: after case_start, a failure on host SIDE:
+# counted by host 0, and by host 1 if it was the one, and host 0's ten
+# datagrams arrived in order (recovered).  The fault is disarmed.
+case_recovered() {
+	failed_seen "$C_F0"
 	ff_disarm
-	if [ "$side" = 1 ]; then
-		stat_above rxe1 req_rejected "$r1" ||
-			case_fail "$fn #$n: $IB1 counted no refused REQ"
+	if [ "$2" = 1 ]; then
+		stat_above rxe1 req_rejected "$C_R1" ||
+			case_fail "$1: $IB1 counted no refused REQ"
 	fi
-	recovered "$rx" /tmp/cf.rx "$up0" "$fn #$n"
-	say "$fn #$n (host $side): failed once, counted, recovered"
+	recovered "$C_RX" /tmp/cf.rx "$C_UP0" "$1"
+}
+
+# case_end: both hosts back in datagram mode, with no more rxe objects
+# than before the cases.
+case_end() {
 	set_mode ns0 "$IB0" datagram
 	set_mode ns1 "$IB1" datagram
 	objects_back rxe0 "$BASE0"
 	objects_back rxe1 "$BASE1"
+}
+
+# fault_case FUNC N SIDE: the N-th call of FUNC fails, on host SIDE.
+fault_case() {
+	local fn=$1 n=$2 side=$3
+
+	case_start
+	ff_arm "$fn" "$n"
+	udp_burst_tx ns0 192.0.2.2 7200 5
+	wait_for 30 "call $n of $fn to fail" ff_fired
+	case_recovered "$fn #$n" "$side"
+	say "$fn #$n (host $side): failed once, counted, recovered"
+	case_end
 }
 
 ethtool_stat() {	# ethtool_stat NS IFACE COUNTER
@@ -196,9 +216,7 @@ tx_map_case() {
 		case_fail "tx_map: the unmapped packet not counted in drop_tx_no_mem"
 	[ "$(link_stat ns0 "$IB0" tx dropped)" -gt "$tx0" ] ||
 		case_fail "tx_map: the unmapped packet not in tx_dropped"
-	set_mode ns1 "$IB1" datagram
-	objects_back rxe0 "$BASE0"
-	objects_back rxe1 "$BASE1"
+	case_end
 }
 
 # Host 1 cannot accept host 0's REQ (its REP is not sent: fail_function),
@@ -213,50 +231,41 @@ tx_map_case() {
 # callback).  Then, as in fault_case: counted, and host 0 dials again
 # after its backoff.
 accept_race_case() {
-	local hold=/sys/module/cm_hold/parameters f0 r1 up0 rx tx end st seen=''
+	local hold=/sys/module/cm_hold/parameters tx
 
-	connect_hosts
-	f0=$(cm_stat rxe0 conn_failed)
-	r1=$(cm_stat rxe1 req_rejected)
-	up0=$(cm_stat rxe0 conn_active_up)
-	udp_burst_rx ns1 192.0.2.2 7200 10 /tmp/cf.rx
-	rx=$!
-	wait_udp ns1 7200
+	case_start
 	insmod "${IPOIB_CM_TOOLDIR:?}/cm_hold/cm_hold.ko" func=ib_send_cm_rej event=any
 	echo 1 > $hold/count
 	ff_arm ipoib_cm_send_rep 1
 	# Not waited for while the REJ is held (its exit waits for RCU).
 	udp_burst_tx ns0 192.0.2.2 7200 5 &
 	tx=$!
-	wait_explain 60 "host 1's REJ to be held" cm_dump \
-		sh -c "[ \$(cat $hold/held) = 1 ]"
+	wait_explain 60 "host 1's REJ to be held" cm_dump hold_caught
 	ff_fired || { echo 1 > $hold/release; case_fail "accept race: the REP did not fail"; }
-	end=$((SECONDS + 6))
-	while [ "$(< $hold/released)" = 0 ] && [ $SECONDS -lt $end ]; do
-		if ! cm_conns rxe1 | matches ' passive '; then
-			seen="the reaper finished with the connection"
-		elif st=$(reaper_stack); then
-			seen="the reaper at work: $(echo "$st" | sed -n 1,4p | tr '\n' ' ')"
-		fi
-		[ -z "$seen" ] || break
-		sleep 0.05
-	done
-	[ "$(< $hold/released)" = 0 ] || seen=
-	echo 1 > $hold/release
-	[ -n "$seen" ] ||
+	hold_release_when "accept race: host 1's REJ held while its reaper had the connection; letting it go" \
+		reaper_had_it || {
+		echo 1 > $hold/release
 		case_fail "precondition: the reaper did nothing while host 1's REJ was held"
-	say "accept race: host 1's REJ held; $seen; let go"
+	}
+	say "accept race: $SEEN"
 	wait "$tx" || case_fail "accept race: the datagrams were not sent"
-	ff_disarm
 	rmmod cm_hold
-	failed_seen "$f0"
-	stat_above rxe1 req_rejected "$r1" ||
-		case_fail "accept race: $IB1 counted no refused REQ"
-	recovered "$rx" /tmp/cf.rx "$up0" "accept race"
-	set_mode ns0 "$IB0" datagram
-	set_mode ns1 "$IB1" datagram
-	objects_back rxe0 "$BASE0"
-	objects_back rxe1 "$BASE1"
+	case_recovered "accept race" 1
+	case_end
+}
+
+# Host 1's reaper finished with its accepted connection (gone from the
+# table) or is seen at work (SEEN says which).
+reaper_had_it() {
+	local st
+
+	if ! cm_conns rxe1 | matches ' passive '; then
+		SEEN="the reaper finished with the connection"
+	elif st=$(reaper_stack); then
+		SEEN="the reaper at work: $(echo "$st" | sed -n 1,4p | tr '\n' ' ')"
+	else
+		return 1
+	fi
 }
 
 # Host 0's REQ cannot be sent (fail_function): the connection is FAILED
@@ -268,7 +277,7 @@ accept_race_case() {
 # its address handle behind; the stop's "connections left after stop"
 # fails the run).  Precondition: FAILED when held, CLOSING before let go.
 stop_race_case() {
-	local hold=/sys/module/cm_hold/parameters tx end st=''
+	local hold=/sys/module/cm_hold/parameters tx st
 
 	connect_hosts
 	insmod "${IPOIB_CM_TOOLDIR:?}/cm_hold/cm_hold.ko" func=ib_destroy_qp_user event=any
@@ -277,25 +286,19 @@ stop_race_case() {
 	ff_arm ipoib_cm_send_req 1
 	udp_burst_tx ns0 192.0.2.2 7200 5 &
 	tx=$!
-	wait_explain 60 "host 0's reaper to be held" cm_dump \
-		sh -c "[ \$(cat $hold/held) = 1 ]"
+	wait_explain 60 "host 0's reaper to be held" cm_dump hold_caught
 	st=$(conn_col rxe0 active '*' 4)
 	[ "$st" = failed ] || {
 		echo 1 > $hold/release
 		case_fail "precondition: host 0's connection $st, not failed, while its reaper was held"
 	}
 	switch_go
-	end=$((SECONDS + 6))
-	until [ "$(< $hold/released)" != 0 ] || [ $SECONDS -ge $end ]; do
+	hold_release_when "stop race: host 0's reaper held on a failed connection, the stop marked it closing; letting it go" \
+		conn_state_is rxe0 closing || {
 		st=$(conn_col rxe0 active '*' 4)
-		[ "$st" != closing ] || break
-		sleep 0.05
-	done
-	[ "$(< $hold/released)" = 0 ] || st=
-	echo 1 > $hold/release
-	[ "$st" = closing ] ||
-		case_fail "precondition: the stop did not mark host 0's connection closing while its reaper was held (${st:-let go first})"
-	say "stop race: host 0's reaper held on a failed connection, the stop marked it closing; let go"
+		echo 1 > $hold/release
+		case_fail "precondition: the stop did not mark host 0's connection closing while its reaper was held ($st)"
+	}
 	wait "$SWITCH_PID" || case_fail "stop race: the mode switch failed"
 	wait "$tx" || case_fail "stop race: the datagrams were not sent"
 	ff_fired || case_fail "stop race: the REQ did not fail"
@@ -303,9 +306,12 @@ stop_race_case() {
 	rmmod cm_hold
 	! cm_conns rxe0 | matches . ||
 		case_fail "stop race: host 0 kept a connection after the stop: $(cm_conns rxe0)"
-	set_mode ns1 "$IB1" datagram
-	objects_back rxe0 "$BASE0"
-	objects_back rxe1 "$BASE1"
+	case_end
+}
+
+# conn_state_is RDMADEV STATE: RDMADEV's active connection is in STATE.
+conn_state_is() {
+	[ "$(conn_col "$1" active '*' 4)" = "$2" ]
 }
 
 round() {

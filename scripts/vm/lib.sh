@@ -636,26 +636,44 @@ reaper_stack() {
 	return 1
 }
 
-# release_when_destroy_waits WHAT DEV: the callback cm_hold holds (WHAT
-# names it) is let go once DEV's reaper is seen asleep in
-# ib_destroy_cm_id() with it still held: held all along.  Not seen within
-# 6 s (the tool lets go by itself after 8), the precondition failed: the
-# callback is let go and the run fails.  Said before the callback goes
-# on: a driver that then crashes leaves that line last.
-release_when_destroy_waits() {
-	local p=/sys/module/cm_hold/parameters end=$((SECONDS + 6))
+# hold_caught: cm_hold has caught a call and not let it go yet.
+hold_caught() {
+	[ "$(< /sys/module/cm_hold/parameters/held)" = 1 ] &&
+		[ "$(< /sys/module/cm_hold/parameters/released)" = 0 ]
+}
 
-	while [ "$(< $p/released)" = 0 ] && [ $SECONDS -lt $end ]; do
-		if destroy_waiting && [ "$(< $p/released)" = 0 ]; then
-			say "$1 held: $2's reaper waits in ib_destroy_cm_id(); letting the callback go"
-			echo 1 > $p/release
+# hold_release_when MSG COND...: with a call held by cm_hold, poll COND
+# for up to 6 s (the tool lets go by itself after 8); once it succeeds
+# with the call still held, say MSG and let the call go on.  Said before:
+# a driver that then crashes leaves that line last.  Fails, the call
+# still held (for the caller to show what it waits on), if COND never
+# succeeded while it was.
+hold_release_when() {
+	local msg=$1 end=$((SECONDS + 6))
+
+	shift
+	while hold_caught && [ $SECONDS -lt $end ]; do
+		if "$@" && hold_caught; then
+			say "$msg"
+			echo 1 > /sys/module/cm_hold/parameters/release
 			return 0
 		fi
 		sleep 0.05
 	done
+	return 1
+}
+
+# release_when_destroy_waits WHAT DEV: the call cm_hold holds (WHAT
+# names it) goes on once DEV's reaper is seen asleep in
+# ib_destroy_cm_id() with it still held: held all along.  Else the
+# precondition failed: the blocked tasks are shown, the call let go, and
+# the run fails.
+release_when_destroy_waits() {
+	hold_release_when "$1 held: $2's reaper waits in ib_destroy_cm_id(); letting the callback go" \
+		destroy_waiting && return 0
 	blocked_stacks $$
 	say "FAIL: precondition: the reaper did not wait in ib_destroy_cm_id() while the $1 callback was held"
-	echo 1 > $p/release
+	echo 1 > /sys/module/cm_hold/parameters/release
 	exit 1
 }
 
