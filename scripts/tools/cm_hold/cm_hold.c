@@ -11,9 +11,9 @@
  * ib_destroy_cm_id(), a mode switch) meets it in that window every time,
  * not by chance.  With @event "any", @func may be any function (its
  * arguments are not read) and its next @count calls are held: a point
- * inside a callback, such as the REJ it sends.  @held counts the callbacks caught so far, @released
- * those that went on.  The driver is not changed: the probe sits in
- * front of it.
+ * inside a callback, such as the REJ it sends.  @held counts the calls
+ * caught so far, @released those that went on.  The driver is not
+ * changed: the probe sits in front of it.
  *
  * The spin keeps preemption off on its CPU: no RCU grace period ends
  * while a callback is held, so nothing the test does meanwhile may wait
