@@ -4,9 +4,10 @@
 # Build the test tools the VM scenarios use, warnings as errors:
 #
 #   scripts/build-tools.sh KDIR OUTDIR [ud_inject] [cm_inject] [qp_err_fail]
-#                                      [cm_hold]
+#                                      [cm_hold] [rrlat]
 #
-# ud_inject: a verbs program (OUTDIR/ud_inject).  cm_inject, qp_err_fail
+# ud_inject: a verbs program (OUTDIR/ud_inject); rrlat: the benchmark's
+# TCP latency probe (OUTDIR/rrlat), not built without its name.  cm_inject, qp_err_fail
 # and cm_hold: modules for the kernel tree KDIR, built with W=1
 # (OUTDIR/NAME/NAME.ko).  Without names, all four.
 set -euo pipefail
@@ -23,6 +24,10 @@ for tool in "$@"; do
 	ud_inject)
 		gcc -O2 -Wall -Wextra -Werror -o "$outdir/ud_inject" \
 			"$TOPDIR/scripts/tools/ud_inject.c" -libverbs
+		;;
+	rrlat)
+		gcc -O2 -Wall -Wextra -Werror -o "$outdir/rrlat" \
+			"$TOPDIR/scripts/tools/rrlat.c"
 		;;
 	cm_inject | qp_err_fail | cm_hold)
 		rm -rf "${outdir:?}/$tool"

@@ -14,23 +14,30 @@
 #   e) memory per connection, SRQ and no-SRQ, 1 .. BENCH_PEERS peers;
 #   f) guest CPU time per byte moved, for a) to c);
 #   k) BENCH_KILO (default 1000) connections opened by one interface;
+#   l) latency: 64-octet TCP request/response over veth, datagram and
+#      connected mode, and raw RC and UD round trips under them;
+#   m) 1, 2 and 4 TCP streams to each of 1 and 4 peers, SRQ and no-SRQ;
 #   n) as k, 128 connections without the SRQ, at the default ring size:
 #      the receive memory of idle opened and accepted ends (part of e).
 #
 # BENCH_SECS (default 10) is the length of each bandwidth run, BENCH_PEERS
-# (default 16) the number of peers for d) and e).
+# (default 16) the number of peers for d) and e), BENCH_LAT_N (default
+# 5000) the round trips of each latency case.
 . "$(dirname "$0")/../lib.sh"
 
 SECS=${BENCH_SECS:-10}
 PEERS=${BENCH_PEERS:-16}
 KILO=${BENCH_KILO:-1000}
+LAT_N=${BENCH_LAT_N:-5000}
 HERE=$(cd "$(dirname "$0")" && pwd)
+TOOLDIR=${IPOIB_CM_TOOLDIR:?IPOIB_CM_TOOLDIR is not set}
 RAW=$VMOUT/raw.csv
 echo "group,case,metric,value,unit" > "$RAW"
 
-# BENCH_PARTS (default "a b c d k n") picks the parts to run; d covers e.
+# BENCH_PARTS (default "a b c d k l m n") picks the parts to run; d
+# covers e.
 part() {
-	[[ " ${BENCH_PARTS:-a b c d k n} " == *" $1 "* ]]
+	[[ " ${BENCH_PARTS:-a b c d k l m n} " == *" $1 "* ]]
 }
 
 rec() {
@@ -195,6 +202,7 @@ say "== bench: ${SECS}s per bandwidth run, $PEERS peers; kernel $(uname -r)"
 rec meta run secs "$SECS" s
 rec meta run peers "$PEERS" hosts
 rec meta run vcpus "$(nproc)" cpus
+rec meta run lat_n "$LAT_N" round_trips
 # Setup times below are only as fine as this clock (jiffies: 4 ms).
 rec meta run clocksource \
 	"$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" name
@@ -341,6 +349,186 @@ bench_ipoib() {
 	run_iperf tcp conn-nosrq-full-P1-again ns1 ns0 192.0.2.2 1
 	unload_module
 	hosts_down
+}
+
+# l) Latency: request/response round trips of 64 octets, one after the
+# other, on every path in one run.  TCP (rrlat, TCP_NODELAY) over a bare
+# veth pair, over datagram mode and over connected mode with the SRQ and
+# without; and the transports under them, raw RC and raw UD between rxe0
+# and rxe1 (ibv_rc_pingpong and ibv_ud_pingpong, sleeping on completion
+# events as a kernel ULP does; their round trip is their usec/iter).
+# Each TCP case's connection is made before its timing starts: the
+# first-packet latency to a new peer, setup included, is part d's.
+# lat_tcp CASE SERVER_NS CLIENT_NS DEST
+lat_tcp() {
+	local case=$1 out spid
+
+	ip netns exec "$2" timeout 300 "$TOOLDIR/rrlat" -l 7301 &
+	spid=$!
+	wait_listening "$2" 7301
+	out=$(ip netns exec "$3" timeout 300 "$TOOLDIR/rrlat" -n "$LAT_N" "$4" 7301) ||
+		fail "rrlat $case: $out"
+	wait $spid || fail "rrlat server $case"
+	read -r _ mean p50 p99 min _ <<< "$out"
+	rec lat "$case" rtt_mean "$mean" us
+	rec lat "$case" rtt_p50 "$p50" us
+	rec lat "$case" rtt_p99 "$p99" us
+	rec lat "$case" rtt_min "$min" us
+}
+
+# lat_verbs CASE PROGRAM PORT: a pingpong from rxe0 to rxe1.
+lat_verbs() {
+	local case=$1 prog=$2 port=$3 us spid
+
+	"$prog" -d rxe1 -g 0 -e -s 64 -n "$LAT_N" -p "$port" > /tmp/pp-s.txt 2>&1 &
+	spid=$!
+	wait_for 60 "$prog listening" sh -c "ss -ltn | grep -q ':$port '"
+	timeout 300 "$prog" -d rxe0 -g 0 -e -s 64 -n "$LAT_N" -p "$port" \
+		127.0.0.1 > /tmp/pp-c.txt 2>&1 ||
+		{ cat /tmp/pp-c.txt /tmp/pp-s.txt; fail "$prog"; }
+	wait $spid || { cat /tmp/pp-s.txt; fail "$prog server"; }
+	us=$(sed -n 's/.* iters in .* = \([0-9.]*\) usec\/iter.*/\1/p' /tmp/pp-c.txt)
+	[ -n "$us" ] || { cat /tmp/pp-c.txt; fail "$prog printed no usec/iter"; }
+	rec lat "$case" rtt_mean "$us" us
+}
+
+# lat_over_rc CASE: lat_tcp between hosts 0 and 1, which must go over RC.
+lat_over_rc() {
+	local before
+
+	before=$(cm_stat rxe0 rc_tx_bytes)
+	lat_tcp "$1" ns1 ns0 192.0.2.2
+	[ $(($(cm_stat rxe0 rc_tx_bytes) - before)) -ge $((LAT_N * 64)) ] ||
+		fail "latency $1: the round trips did not go over RC"
+}
+
+bench_latency() {
+	say "== l) latency: 64-octet round trips"
+	lat_verbs raw-rc ibv_rc_pingpong 18700
+	lat_verbs raw-ud ibv_ud_pingpong 18701
+	ip netns add nsv0
+	ip netns add nsv1
+	ip link add vr0 netns nsv0 mtu 9000 type veth peer name vr1 netns nsv1 mtu 9000
+	ip -n nsv0 addr add 192.0.2.101/24 dev vr0
+	ip -n nsv1 addr add 192.0.2.102/24 dev vr1
+	ip -n nsv0 link set vr0 up
+	ip -n nsv1 link set vr1 up
+	wait_for 30 "veth reference up" ip netns exec nsv0 ping -c 1 -W 1 192.0.2.102
+	lat_tcp veth nsv1 nsv0 192.0.2.102
+	ip netns del nsv0
+	ip netns del nsv1
+
+	load_module
+	hosts_up
+	in0 ping -c 2 -W 10 192.0.2.2 > /dev/null || fail "ping in datagram mode"
+	lat_tcp datagram ns1 ns0 192.0.2.2
+	set_mode ns0 "$IB0" connected
+	set_mode ns1 "$IB1" connected
+	in0 ping -c 2 -W 10 192.0.2.2 > /dev/null || fail "ping in connected mode"
+	lat_over_rc conn-srq
+	unload_module
+	hosts_down
+
+	load_module default_mode=connected cm_srq=0
+	hosts_up
+	in0 ping -c 2 -W 10 192.0.2.2 > /dev/null || fail "ping in connected mode, no SRQ"
+	lat_over_rc conn-nosrq
+	unload_module
+	hosts_down
+}
+
+# m) Scaling with streams and peers: host 0 sends to 1 and to 4 peers at
+# once, 1, 2 and 4 TCP streams to each (one iperf3 client per peer), in
+# connected mode with the SRQ and without.  Every host has its own rxe
+# device on one bridge, so every packet costs rxe's work on both ends in
+# this guest, as in part b.
+SCALE_PEERS=4
+
+# scale_sum FILE...: the iperf3 clients' received Mbit/s and bytes, summed.
+scale_sum() {
+	python3 - "$@" <<'PY'
+import json, sys
+bps = b = 0
+for p in sys.argv[1:]:
+    r = json.load(open(p))["end"]["sum_received"]
+    bps += r["bits_per_second"]
+    b += r["bytes"]
+print(f"{bps / 1e6:.1f} {b}")
+PY
+}
+
+# scale_rnr PEERS: RNR NAKs sent by the peers' devices so far.
+scale_rnr() {
+	local i n=0
+
+	for ((i = 1; i <= $1; i++)); do
+		n=$((n + $(rxe_stat rxe$i send_rnr_err)))
+	done
+	echo $n
+}
+
+# scale_cell BACKEND PEERS STREAMS
+scale_cell() {
+	local c=$1-peers$2-streams$3 i before n0 c0 c1 mbps bytes pids=()
+
+	for ((i = 1; i <= $2; i++)); do
+		ip netns exec ns$i timeout $((SECS * 4 + 120)) \
+			iperf3 -s -1 > /dev/null 2>&1 &
+	done
+	for ((i = 1; i <= $2; i++)); do
+		wait_listening ns$i 5201
+	done
+	before=$(cm_stat rxe0 rc_tx_bytes)
+	n0=$(scale_rnr "$2")
+	c0=$(cpu_snap)
+	for ((i = 1; i <= $2; i++)); do
+		in0 timeout $((SECS * 4 + 60)) iperf3 -c 192.0.2.$((i + 1)) \
+			-t "$SECS" -P "$3" -J > /tmp/scale-$i.json &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do
+		wait "$i" || { cm_dump; fail "iperf3 $c"; }
+	done
+	c1=$(cpu_snap)
+	wait
+	read -r mbps bytes <<< "$(scale_sum /tmp/scale-*.json)"
+	rm -f /tmp/scale-*.json
+	[ $(($(cm_stat rxe0 rc_tx_bytes) - before)) -ge "$bytes" ] ||
+		fail "$c: not all of it went over RC"
+	rec scale "$c" throughput "$mbps" Mbit/s
+	rec scale "$c" bytes "$bytes" B
+	rec_cpu scale "$c" "$bytes" "$c0" "$c1"
+	rec scale "$c" rnr_naks $(($(scale_rnr "$2") - n0)) n
+}
+
+bench_scale() {
+	local backend peers s i
+
+	fabric_bridge $((SCALE_PEERS + 1))
+	for backend in srq nosrq; do
+		say "== m) streams x peers, connected mode, $backend"
+		if [ $backend = srq ]; then
+			load_module default_mode=connected
+		else
+			load_module default_mode=connected cm_srq=0
+		fi
+		for ((i = 0; i <= SCALE_PEERS; i++)); do host_up $i; done
+		for ((i = 0; i <= SCALE_PEERS; i++)); do host_wait $i; done
+		for ((i = 1; i <= SCALE_PEERS; i++)); do
+			in0 ping -c 2 -W 10 192.0.2.$((i + 1)) > /dev/null ||
+				fail "ping peer $i"
+		done
+		for peers in 1 $SCALE_PEERS; do
+			for s in 1 2 4; do
+				scale_cell $backend $peers $s
+			done
+		done
+		rec scale "$backend" rnr_exhausted \
+			"$(rxe_stat rxe0 retry_rnr_exceeded_err)" n
+		unload_module
+		hosts_down
+	done
+	fabric_bridge_del
 }
 
 # d) and e): host 0 and PEERS peers, every one on its own rxe device on a
@@ -629,10 +817,12 @@ fabric_single
 ! part a || bench_rc
 ! part c || bench_veth
 ! part b || bench_ipoib
+! part l || bench_latency
 rdma link del rxe0
 rdma link del rxe1
 ip link del veth0
 ! part d || bench_peers
+! part m || bench_scale
 ! part k || bench_kilo "$KILO" srq
 # Unpaced, part n's 128 first datagrams left every REQ in req-sent for
 # 600 s (drop_tx_error 12): paced 20 ms apart.
