@@ -385,7 +385,7 @@ def main():
 
     # Profiles (perf, one stream), side by side.
     profs, mod = {}, {}
-    for name in ("datagram", "connected"):
+    for name in ("datagram", "connected", "scale"):
         path = os.path.join(os.path.dirname(raw), f"profile-{name}.txt")
         if os.path.exists(path):
             syms = []
@@ -400,7 +400,10 @@ def main():
                         mod[name] = parts[0]
             profs[name] = syms[:12]
     if profs:
-        md.append("## Where the CPU goes (perf, one iperf3 stream)\n")
+        md.append("## Where the CPU goes (perf)\n")
+        md.append("datagram, connected: one iperf3 stream to one peer (part b); "
+                  "scale: one stream to each of 4 peers, connected with the SRQ "
+                  "(part m).\n")
         names = list(profs)
         md.append("| " + " | ".join(f"{n}: share | symbol" for n in names) + " |")
         md.append("| " + " | ".join("---: | ---" for _ in names) + " |")

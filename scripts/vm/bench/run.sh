@@ -501,6 +501,37 @@ scale_cell() {
 	rec scale "$c" rnr_naks $(($(scale_rnr "$2") - n0)) n
 }
 
+# Where the time goes with one stream to each of the 4 peers (perf, as
+# profile() does), to $VMOUT/profile-scale.txt.
+profile_scale() {
+	local i out=$VMOUT/profile-scale.txt pids=()
+
+	perf record -o /tmp/perf.data -e cpu-clock -a -- true > /dev/null 2>&1 ||
+		return 0
+	say "== profile: 1 stream to each of $SCALE_PEERS peers"
+	for ((i = 1; i <= SCALE_PEERS; i++)); do
+		ip netns exec ns$i timeout $((SECS * 4 + 120)) \
+			iperf3 -s -1 > /dev/null 2>&1 &
+		pids+=($!)
+	done
+	for ((i = 1; i <= SCALE_PEERS; i++)); do
+		wait_listening ns$i 5201
+	done
+	for ((i = 1; i <= SCALE_PEERS; i++)); do
+		in0 iperf3 -c 192.0.2.$((i + 1)) -t $((SECS + 4)) > /dev/null &
+		pids+=($!)
+	done
+	sleep 2
+	perf record -o /tmp/perf.data -e cpu-clock -F 499 -a -g -- \
+		sleep "$SECS" > /dev/null 2>&1 || true
+	wait "${pids[@]}" || true
+	perf report -i /tmp/perf.data --stdio --no-children --sort sym \
+		--percent-limit 0.5 -g none 2>/dev/null | grep -v '^$' > "$out" || true
+	perf report -i /tmp/perf.data --stdio --no-children --sort dso \
+		-g none 2>/dev/null | grep -v '^$' >> "$out" || true
+	grep -v '^#' "$out" | sed -n 1,25p
+}
+
 bench_scale() {
 	local backend peers s i
 
@@ -523,6 +554,7 @@ bench_scale() {
 				scale_cell $backend $peers $s
 			done
 		done
+		[ $backend != srq ] || profile_scale
 		rec scale "$backend" rnr_exhausted \
 			"$(rxe_stat rxe0 retry_rnr_exceeded_err)" n
 		unload_module
