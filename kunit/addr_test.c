@@ -3,7 +3,7 @@
  * KUnit: the 20-octet IPoIB link-layer address and multicast GIDs.
  */
 
-#include <kunit/test.h>
+#include "ipoib_kunit.h"
 #include <net/addrconf.h>
 #include <net/ip.h>
 

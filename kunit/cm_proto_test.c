@@ -3,7 +3,7 @@
  * KUnit: RFC 4755 private data, Service IDs and connection MTU.
  */
 
-#include <kunit/test.h>
+#include "ipoib_kunit.h"
 
 #include "../ipoib_cm_proto.c"
 

@@ -4,7 +4,7 @@
  * malformed ones included.
  */
 
-#include <kunit/test.h>
+#include "ipoib_kunit.h"
 #include <linux/icmpv6.h>
 #include <linux/if_ether.h>
 

@@ -22,7 +22,11 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/random.h>
+#ifdef HAVE_LINUX_UNALIGNED_H
 #include <linux/unaligned.h>
+#else
+#include <asm/unaligned.h>
+#endif
 #include <rdma/ib_cache.h>
 #include <rdma/ib_cm.h>
 #include <rdma/ib_sa.h>
