@@ -217,9 +217,9 @@ stock_test() {
 	[ "$1" != dkms ] || { run=(scripts/vm/stock-dkms.sh "${@:2}"); secs=2400; }
 	{
 		sk=$(bash scripts/stock-kernel.sh) &&
-		bash scripts/build-module.sh "$sk/kdir" "$BUILD/stock" &&
+		bash scripts/build-module.sh "$sk/kdir" "$BUILD/stock-$name" &&
 		bash scripts/vm-run.sh -k "$sk" -o "$LOGDIR/vm-stock-$name" \
-			-t $secs -e IPOIB_CM_MODDIR="$BUILD/stock" \
+			-t $secs -e IPOIB_CM_MODDIR="$BUILD/stock-$name" \
 			-e IPOIB_CM_TOOLDIR="$BUILD/tools" -- "${run[@]}"
 	} > "$log" 2>&1 || rc=$?
 	record "stock/$name" $rc "$log" "$LOGDIR/vm-stock-$name/console.log"
