@@ -166,13 +166,19 @@ static_checks() {
 	fi
 }
 
-vm() {
-	local out=$1 secs
-	shift
-	# A scenario may ask for more than the runner's 900 s: a line
-	# "# vm-timeout: SECONDS" in its header.
+# A scenario may ask for more than the runner's 900 s: a line
+# "# vm-timeout: SECONDS" in its header.  vm_timeout SCRIPT prints it.
+vm_timeout() {
+	local secs
+
 	secs=$(sed -n 's/^# vm-timeout: *\([0-9]*\)$/\1/p' "$1" 2>/dev/null | sed -n 1p)
-	bash scripts/vm-run.sh -k "$k612" -o "$out" -t "${secs:-900}" \
+	echo "${secs:-900}"
+}
+
+vm() {
+	local out=$1
+	shift
+	bash scripts/vm-run.sh -k "$k612" -o "$out" -t "$(vm_timeout "$1")" \
 		-e IPOIB_CM_MODDIR="$BUILD/6.12" \
 		-e IPOIB_CM_TOOLDIR="$BUILD/tools" -e IPOIB_CM_KDIR="$k612" -- "$@"
 }
@@ -230,18 +236,16 @@ stock_test() {
 # allows for what 6.1's rdma_rxe lacks.  Not in the default run yet: the
 # kernel's build would not fit the test command's time on a cold machine.
 debug61_test() {
-	local name=$1 k log=$LOGDIR/debug61_$1.log rc=0 secs
+	local name=$1 k log=$LOGDIR/debug61_$1.log rc=0
 	local b=$BUILD/6.1-debug-$1
-
-	secs=$(sed -n 's/^# vm-timeout: *\([0-9]*\)$/\1/p' \
-		"scripts/vm/tests/$name.sh" 2>/dev/null | sed -n 1p)
 	{
 		k=$(flock "$CACHE/.debug61-lock" \
 			bash scripts/build-kernel.sh 6.1 debug) &&
 		bash scripts/build-module.sh "$k" "$b/module" &&
 		bash scripts/build-tools.sh "$k" "$b/tools" &&
 		bash scripts/vm-run.sh -k "$k" -o "$LOGDIR/vm-debug61-$name" \
-			-t "${secs:-900}" -e IPOIB_CM_MODDIR="$b/module" \
+			-t "$(vm_timeout "scripts/vm/tests/$name.sh")" \
+			-e IPOIB_CM_MODDIR="$b/module" \
 			-e IPOIB_CM_TOOLDIR="$b/tools" -e IPOIB_CM_KDIR="$k" -- \
 			scripts/vm/on-kernel.sh "$name"
 	} > "$log" 2>&1 || rc=$?

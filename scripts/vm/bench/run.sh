@@ -167,27 +167,37 @@ mem_snap() {
 # Where the time goes (perf record -a, one iperf3 stream ns0 -> ns1), to
 # $VMOUT/profile-NAME.txt; not a measurement, perf costs CPU too.  Only if
 # perf runs here.
+# perf_runs: perf can sample the whole guest here.
+perf_runs() {
+	perf record -o /tmp/perf.data -e cpu-clock -a -- true > /dev/null 2>&1
+}
+
+# perf_sample OUT: after 2 s of the load already started, SECS seconds
+# of the whole guest, by symbol and by object, to OUT; its head printed.
+perf_sample() {
+	sleep 2
+	perf record -o /tmp/perf.data -e cpu-clock -F 499 -a -g -- \
+		sleep "$SECS" > /dev/null 2>&1 || true
+	perf report -i /tmp/perf.data --stdio --no-children --sort sym \
+		--percent-limit 0.5 -g none 2>/dev/null | grep -v '^$' > "$1" || true
+	perf report -i /tmp/perf.data --stdio --no-children --sort dso \
+		-g none 2>/dev/null | grep -v '^$' >> "$1" || true
+	grep -v '^#' "$1" | sed -n 1,25p
+}
+
 profile() {
 	local name=$1 spid cpid out=$VMOUT/profile-$1.txt
 
-	perf record -o /tmp/perf.data -e cpu-clock -a -- true > /dev/null 2>&1 ||
-		return 0
+	perf_runs || return 0
 	say "== profile: $name, 1 stream"
 	in1 iperf3 -s -1 > /dev/null 2>&1 &
 	spid=$!
 	wait_listening ns1 5201
 	in0 iperf3 -c 192.0.2.2 -t $((SECS + 4)) > /dev/null &
 	cpid=$!
-	sleep 2
-	perf record -o /tmp/perf.data -e cpu-clock -F 499 -a -g -- \
-		sleep "$SECS" > /dev/null 2>&1 || true
+	perf_sample "$out"
 	wait $cpid || true
 	wait $spid || true
-	perf report -i /tmp/perf.data --stdio --no-children --sort sym \
-		--percent-limit 0.5 -g none 2>/dev/null | grep -v '^$' > "$out" || true
-	perf report -i /tmp/perf.data --stdio --no-children --sort dso \
-		-g none 2>/dev/null | grep -v '^$' >> "$out" || true
-	grep -v '^#' "$out" | sed -n 1,25p
 }
 
 # The link address of host I's interface.
@@ -262,9 +272,9 @@ bench_rc() {
 	done
 }
 
-# c) The reference: TCP over a veth pair like the one rxe runs on.
-bench_veth() {
-	say "== c) TCP over a bare veth pair (MTU 9000)"
+# The reference path: a veth pair like the one rxe runs on (MTU 9000),
+# 192.0.2.101 in nsv0 and 192.0.2.102 in nsv1.
+veth_up() {
 	ip netns add nsv0
 	ip netns add nsv1
 	ip link add vr0 netns nsv0 mtu 9000 type veth peer name vr1 netns nsv1 mtu 9000
@@ -275,11 +285,21 @@ bench_veth() {
 	ip -n nsv0 link set lo up
 	ip -n nsv1 link set lo up
 	wait_for 30 "veth reference up" ip netns exec nsv0 ping -c 1 -W 1 192.0.2.102
+}
+
+veth_down() {
+	ip netns del nsv0
+	ip netns del nsv1
+}
+
+# c) The reference: TCP over that veth pair.
+bench_veth() {
+	say "== c) TCP over a bare veth pair (MTU 9000)"
+	veth_up
 	for p in 1 4; do
 		run_iperf tcp "veth-P$p" nsv1 nsv0 192.0.2.102 $p
 	done
-	ip netns del nsv0
-	ip netns del nsv1
+	veth_down
 }
 
 # b) ipoib_cm: datagram mode, then connected mode with the SRQ.
@@ -406,17 +426,9 @@ bench_latency() {
 	say "== l) latency: 64-octet round trips"
 	lat_verbs raw-rc ibv_rc_pingpong 18700
 	lat_verbs raw-ud ibv_ud_pingpong 18701
-	ip netns add nsv0
-	ip netns add nsv1
-	ip link add vr0 netns nsv0 mtu 9000 type veth peer name vr1 netns nsv1 mtu 9000
-	ip -n nsv0 addr add 192.0.2.101/24 dev vr0
-	ip -n nsv1 addr add 192.0.2.102/24 dev vr1
-	ip -n nsv0 link set vr0 up
-	ip -n nsv1 link set vr1 up
-	wait_for 30 "veth reference up" ip netns exec nsv0 ping -c 1 -W 1 192.0.2.102
+	veth_up
 	lat_tcp veth nsv1 nsv0 192.0.2.102
-	ip netns del nsv0
-	ip netns del nsv1
+	veth_down
 
 	load_module
 	hosts_up
@@ -467,17 +479,27 @@ scale_rnr() {
 	echo $n
 }
 
+# scale_servers PEERS: an iperf3 server for one client in each peer's
+# namespace, listening; their PIDs in SERVER_PIDS.
+scale_servers() {
+	local i
+
+	SERVER_PIDS=()
+	for ((i = 1; i <= $1; i++)); do
+		ip netns exec ns$i timeout $((SECS * 4 + 120)) \
+			iperf3 -s -1 > /dev/null 2>&1 &
+		SERVER_PIDS+=($!)
+	done
+	for ((i = 1; i <= $1; i++)); do
+		wait_listening ns$i 5201
+	done
+}
+
 # scale_cell BACKEND PEERS STREAMS
 scale_cell() {
 	local c=$1-peers$2-streams$3 i before n0 c0 c1 mbps bytes pids=()
 
-	for ((i = 1; i <= $2; i++)); do
-		ip netns exec ns$i timeout $((SECS * 4 + 120)) \
-			iperf3 -s -1 > /dev/null 2>&1 &
-	done
-	for ((i = 1; i <= $2; i++)); do
-		wait_listening ns$i 5201
-	done
+	scale_servers "$2"
 	before=$(cm_stat rxe0 rc_tx_bytes)
 	n0=$(scale_rnr "$2")
 	c0=$(cpu_snap)
@@ -504,32 +526,18 @@ scale_cell() {
 # Where the time goes with one stream to each of the 4 peers (perf, as
 # profile() does), to $VMOUT/profile-scale.txt.
 profile_scale() {
-	local i out=$VMOUT/profile-scale.txt pids=()
+	local i pids
 
-	perf record -o /tmp/perf.data -e cpu-clock -a -- true > /dev/null 2>&1 ||
-		return 0
+	perf_runs || return 0
 	say "== profile: 1 stream to each of $SCALE_PEERS peers"
-	for ((i = 1; i <= SCALE_PEERS; i++)); do
-		ip netns exec ns$i timeout $((SECS * 4 + 120)) \
-			iperf3 -s -1 > /dev/null 2>&1 &
-		pids+=($!)
-	done
-	for ((i = 1; i <= SCALE_PEERS; i++)); do
-		wait_listening ns$i 5201
-	done
+	scale_servers $SCALE_PEERS
+	pids=("${SERVER_PIDS[@]}")
 	for ((i = 1; i <= SCALE_PEERS; i++)); do
 		in0 iperf3 -c 192.0.2.$((i + 1)) -t $((SECS + 4)) > /dev/null &
 		pids+=($!)
 	done
-	sleep 2
-	perf record -o /tmp/perf.data -e cpu-clock -F 499 -a -g -- \
-		sleep "$SECS" > /dev/null 2>&1 || true
+	perf_sample "$VMOUT/profile-scale.txt"
 	wait "${pids[@]}" || true
-	perf report -i /tmp/perf.data --stdio --no-children --sort sym \
-		--percent-limit 0.5 -g none 2>/dev/null | grep -v '^$' > "$out" || true
-	perf report -i /tmp/perf.data --stdio --no-children --sort dso \
-		-g none 2>/dev/null | grep -v '^$' >> "$out" || true
-	grep -v '^#' "$out" | sed -n 1,25p
 }
 
 bench_scale() {
