@@ -244,8 +244,15 @@ def main():
                   "round trips per case: TCP with rrlat (TCP_NODELAY), raw RC and "
                   "UD with ibv_rc_pingpong and ibv_ud_pingpong sleeping on "
                   "completion events (mean only).\n")
-        md.append("| path | mean (us) | median (us) | 99th percentile (us) | min (us) |")
-        md.append("| --- | ---: | ---: | ---: | ---: |")
+        md.append("The last four columns are per round trip, counted with the "
+                  "kernel's tracepoints over a further "
+                  f"{fmt(R.get('meta', 'run', 'hops_n'), 0)} round trips (the whole "
+                  "guest, both ends): context switches, work items run "
+                  "(rdma_rxe's requester, responder and completer run in a "
+                  "workqueue), IPIs sent and ksoftirqd wake-ups.\n")
+        md.append("| path | mean (us) | median (us) | 99th percentile (us) | min (us) | "
+                  "context switches | work items | IPIs | ksoftirqd wake-ups |")
+        md.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         lnames = {"raw-rc": "raw RC (ibv_rc_pingpong)", "raw-ud": "raw UD (ibv_ud_pingpong)",
                   "veth": "TCP, bare veth pair", "datagram": "TCP, ipoib_cm datagram",
                   "conn-srq": "TCP, ipoib_cm connected, SRQ",
@@ -253,7 +260,9 @@ def main():
         for c in R.cases("lat"):
             g = lambda m: R.get("lat", c, m)
             md.append(f"| {lnames.get(c, c)} | {fmt(g('rtt_mean'))} | {fmt(g('rtt_p50'))} | "
-                      f"{fmt(g('rtt_p99'))} | {fmt(g('rtt_min'))} |")
+                      f"{fmt(g('rtt_p99'))} | {fmt(g('rtt_min'))} | "
+                      f"{fmt(g('ctx_switches_per_rt'))} | {fmt(g('work_items_per_rt'))} | "
+                      f"{fmt(g('ipis_per_rt'))} | {fmt(g('ksoftirqd_wakeups_per_rt'))} |")
         md.append("")
 
     if R.cases("scale"):
@@ -436,59 +445,104 @@ def main():
 
 
 def plot(R, outdir, sizes, peers):
+    """bench.png: one panel for each part that ran; none without data."""
     d = os.path.join(outdir, "plot")
     os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "rc.dat"), "w") as f:
-        for s in sizes:
-            f.write(f"{s // 1024} {R.get('rc', f'send-{s}', 'throughput')}\n")
-    with open(os.path.join(d, "tcp.dat"), "w") as f:
-        for c in R.cases("tcp"):
-            f.write(f"\"{c}\" {R.get('tcp', c, 'throughput')}\n")
-    with open(os.path.join(d, "mem.dat"), "w") as f:
-        for i in range(1, peers + 1):
-            a = R.get("mem", f"srq-conns-{i}", "used_delta")
-            b = R.get("mem", f"nosrq-conns-{i}", "used_delta")
-            f.write(f"{i} {a / 1024 if a is not None else 'NaN'} {b / 1024 if b is not None else 'NaN'}\n")
-    hl = []
-    for p, col in ((1, "#d62728"), (4, "#9467bd")):
-        v = R.get("tcp", f"conn-srq-P{p}", "throughput")
-        if v is not None:
-            hl.append(f"{v} with lines dt 2 lw 2 lc rgb '{col}' title 'TCP connected SRQ, {p} stream(s)'")
-    script = f"""
-set terminal pngcairo size 1500,500 font ',10'
-set output '{os.path.join(outdir, 'bench.png')}'
-set multiplot layout 1,3 title 'ipoib\\_cm over rdma\\_rxe (one VM, same run)'
-set grid
-set key bottom right
-set title 'raw RC (ib\\_send\\_bw) vs TCP over connected mode'
-set xlabel 'message size (KiB)'
-set ylabel 'Mbit/s'
-set logscale x 2
-set yrange [0:*]
-plot '{d}/rc.dat' using 1:2 with linespoints lw 2 pt 7 title 'ib\\_send\\_bw RC send'{''.join(', ' + h for h in hl)}
-unset logscale x
-set title 'iperf3 TCP'
-set xlabel ''
-set style data histograms
+    num = lambda v: "NaN" if v is None else str(v)
+    bars = """set style data histograms
 set style fill solid 0.8 border -1
 set boxwidth 0.8
 set xtics rotate by -35 noenhanced
 set key off
-plot '{d}/tcp.dat' using 2:xtic(1) lc rgb '#1f77b4' title 'Mbit/s'
-set style data linespoints
+"""
+    lines = """set style data linespoints
 set xtics norotate
-set autoscale y
-set title 'memory in use vs connections (whole VM)'
+set key bottom right
+"""
+    panels = []
+
+    rc = [(s // 1024, R.get("rc", f"send-{s}", "throughput")) for s in sizes]
+    if any(v is not None for _, v in rc):
+        with open(os.path.join(d, "rc.dat"), "w") as f:
+            f.writelines(f"{k} {num(v)}\n" for k, v in rc)
+        hl = []
+        for p, col in ((1, "#d62728"), (4, "#9467bd")):
+            v = R.get("tcp", f"conn-srq-P{p}", "throughput")
+            if v is not None:
+                hl.append(f"{v} with lines dt 2 lw 2 lc rgb '{col}' "
+                          f"title 'TCP connected SRQ, {p} stream(s)'")
+        panels.append(lines + f"""set title 'raw RC (ib\\_send\\_bw) vs TCP over connected mode'
+set xlabel 'message size (KiB)'
+set ylabel 'Mbit/s'
+set logscale x 2
+set yrange [0:*]
+plot '{d}/rc.dat' using 1:2 lw 2 pt 7 title 'ib\\_send\\_bw RC send'{''.join(', ' + h for h in hl)}
+unset logscale x
+""")
+
+    tcp = [(c, R.get("tcp", c, "throughput")) for c in R.cases("tcp")]
+    tcp = [(c, v) for c, v in tcp if v is not None]
+    if tcp:
+        with open(os.path.join(d, "tcp.dat"), "w") as f:
+            f.writelines(f"\"{c}\" {v}\n" for c, v in tcp)
+        panels.append(bars + f"""set title 'iperf3 TCP'
+set xlabel ''
+set ylabel 'Mbit/s'
+set yrange [0:*]
+plot '{d}/tcp.dat' using 2:xtic(1) lc rgb '#1f77b4'
+""")
+
+    mem = [(i, R.get("mem", f"srq-conns-{i}", "used_delta"),
+            R.get("mem", f"nosrq-conns-{i}", "used_delta")) for i in range(1, peers + 1)]
+    if any(a is not None or b is not None for _, a, b in mem):
+        with open(os.path.join(d, "mem.dat"), "w") as f:
+            f.writelines(f"{i} {num(a and a / 1024)} {num(b and b / 1024)}\n" for i, a, b in mem)
+        panels.append(lines + f"""set title 'memory in use vs connections (whole VM)'
 set xlabel 'connections (host 0 to N peers)'
 set ylabel 'MiB'
+set autoscale y
 set key top left
 plot '{d}/mem.dat' using 1:2 lw 2 pt 7 title 'SRQ', '' using 1:3 lw 2 pt 5 title 'no SRQ'
-unset multiplot
-"""
+""")
+
+    scale = [(st, [R.get("scale", f"{b}-peers{pe}-streams{st}", "throughput")
+                   for b in ("srq", "nosrq") for pe in (1, 4)]) for st in (1, 2, 4)]
+    if any(v is not None for _, row in scale for v in row):
+        with open(os.path.join(d, "scale.dat"), "w") as f:
+            f.writelines(f"{st} " + " ".join(num(v) for v in row) + "\n" for st, row in scale)
+        panels.append(lines + f"""set title 'streams x peers: TCP to 1 and to 4 peers'
+set xlabel 'streams per peer'
+set ylabel 'Mbit/s, all peers'
+set yrange [0:*]
+set xtics (1, 2, 4)
+plot '{d}/scale.dat' using 1:2 lw 2 pt 7 title 'SRQ, 1 peer', '' using 1:3 lw 2 pt 5 title 'SRQ, 4 peers', \\
+     '' using 1:4 lw 2 pt 9 title 'no SRQ, 1 peer', '' using 1:5 lw 2 pt 11 title 'no SRQ, 4 peers'
+set xtics autofreq
+""")
+
+    lat = [(c, R.get("lat", c, "rtt_mean")) for c in R.cases("lat")]
+    lat = [(c, v) for c, v in lat if v is not None]
+    if lat:
+        with open(os.path.join(d, "lat.dat"), "w") as f:
+            f.writelines(f"\"{c}\" {v}\n" for c, v in lat)
+        panels.append(bars + f"""set title '64-octet round trip, mean'
+set xlabel ''
+set ylabel 'us'
+set yrange [0:*]
+plot '{d}/lat.dat' using 2:xtic(1) lc rgb '#2ca02c'
+""")
+
+    if not panels:
+        return
+    rows = 1 if len(panels) <= 3 else 2
+    cols = (len(panels) + rows - 1) // rows
+    script = (f"set terminal pngcairo size {500 * cols},{500 * rows} font ',10'\n"
+              f"set output '{os.path.join(outdir, 'bench.png')}'\n"
+              f"set multiplot layout {rows},{cols} "
+              "title 'ipoib\\_cm over rdma\\_rxe (one VM, same run)'\n"
+              "set grid\n" + "".join(panels) + "unset multiplot\n")
     with open(os.path.join(d, "bench.gp"), "w") as f:
         f.write(script)
-    # A run of some parts only leaves some panels empty: gnuplot refuses
-    # those; the tables stand without the plot.
     if subprocess.run(["gnuplot", os.path.join(d, "bench.gp")]).returncode:
         print("bench-report: gnuplot failed; no plot", file=sys.stderr)
 

@@ -13,7 +13,8 @@
 # bandwidth run, default 10), BENCH_PEERS (peers for the connection setup
 # and memory measurements, default 16), BENCH_KILO (connections on one
 # interface for part k, default 1000), BENCH_LAT_N (round trips of each
-# latency case, default 5000), BENCH_PARTS (default "a b c d k l m n", see
+# latency case, default 5000), BENCH_HOPS_N (round trips of its traced
+# run, default 500), BENCH_PARTS (default "a b c d k l m n", see
 # scripts/vm/bench/run.sh).  A benchmark, not a test: nothing
 # checks its numbers.
 
@@ -41,6 +42,7 @@ bash scripts/vm-run.sh -k "$kdir" -o "$OUT/vm" -m 4G -t 3600 \
 	-e IPOIB_CM_MODDIR="$TOPDIR/build/6.12-bench" \
 	-e IPOIB_CM_TOOLDIR="$TOPDIR/build/tools-bench" \
 	-e BENCH_LAT_N="${BENCH_LAT_N:-5000}" \
+	-e BENCH_HOPS_N="${BENCH_HOPS_N:-500}" \
 	-e BENCH_SECS="$secs" -e BENCH_PEERS="$peers" \
 	-e BENCH_KILO="${BENCH_KILO:-1000}" \
 	-e BENCH_PARTS="${BENCH_PARTS:-a b c d k l m n}" \

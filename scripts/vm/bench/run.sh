@@ -22,13 +22,15 @@
 #
 # BENCH_SECS (default 10) is the length of each bandwidth run, BENCH_PEERS
 # (default 16) the number of peers for d) and e), BENCH_LAT_N (default
-# 5000) the round trips of each latency case.
+# 5000) the round trips of each latency case, BENCH_HOPS_N (default 500)
+# those of its traced run.
 . "$(dirname "$0")/../lib.sh"
 
 SECS=${BENCH_SECS:-10}
 PEERS=${BENCH_PEERS:-16}
 KILO=${BENCH_KILO:-1000}
 LAT_N=${BENCH_LAT_N:-5000}
+HOPS_N=${BENCH_HOPS_N:-500}
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOOLDIR=${IPOIB_CM_TOOLDIR:?IPOIB_CM_TOOLDIR is not set}
 RAW=$VMOUT/raw.csv
@@ -213,6 +215,7 @@ rec meta run secs "$SECS" s
 rec meta run peers "$PEERS" hosts
 rec meta run vcpus "$(nproc)" cpus
 rec meta run lat_n "$LAT_N" round_trips
+rec meta run hops_n "$HOPS_N" round_trips
 # Setup times below are only as fine as this clock (jiffies: 4 ms).
 rec meta run clocksource \
 	"$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" name
@@ -379,37 +382,112 @@ bench_ipoib() {
 # events as a kernel ULP does; their round trip is their usec/iter).
 # Each TCP case's connection is made before its timing starts: the
 # first-packet latency to a new peer, setup included, is part d's.
+#
+# Then each case runs again, HOPS_N round trips under the kernel's
+# tracepoints, for what a round trip costs in hand-offs: context
+# switches, work items run (rdma_rxe does its requester, responder and
+# completer work in a workqueue), IPIs and ksoftirqd wake-ups, per round
+# trip.  These counts do not depend on how busy the host is, the times
+# above do; the traced runs are not timed.
+TRACE=/sys/kernel/tracing
+HOPS_EVENTS="sched/sched_switch sched/sched_wakeup ipi/ipi_send_cpu
+	workqueue/workqueue_execute_start"
+
+hops_events() {
+	local e
+
+	for e in $HOPS_EVENTS; do
+		echo "$1" > "$TRACE/events/$e/enable"
+	done
+}
+
+hops_start() {
+	echo 0 > "$TRACE/tracing_on"
+	echo 16384 > "$TRACE/buffer_size_kb"
+	echo > "$TRACE/trace"
+	hops_events 1
+	echo 1 > "$TRACE/tracing_on"
+}
+
+# hops_stop CASE: per round trip of the HOPS_N just traced.
+hops_stop() {
+	local case=$1 counts
+
+	echo 0 > "$TRACE/tracing_on"
+	hops_events 0
+	# A full buffer drops events: the counts would be low.
+	grep -q '^# entries-in-buffer/entries-written: \([0-9]*\)/\1 ' "$TRACE/trace" ||
+		fail "hops $case: the trace buffer overflowed: $(grep entries-in-buffer "$TRACE/trace")"
+	counts=$(awk -v n="$HOPS_N" '
+		/ sched_switch: / { cs++ }
+		/ sched_wakeup: comm=ksoftirqd/ { sirq++ }
+		/ ipi_send_cpu: / { ipi++ }
+		/ workqueue_execute_start: / { wq++ }
+		END { printf "%.2f %.2f %.2f %.2f\n", cs / n, wq / n, ipi / n, sirq / n }' \
+		"$TRACE/trace")
+	echo > "$TRACE/trace"
+	read -r cs wq ipi sirq <<< "$counts"
+	rec lat "$case" ctx_switches_per_rt "$cs" n
+	rec lat "$case" work_items_per_rt "$wq" n
+	rec lat "$case" ipis_per_rt "$ipi" n
+	rec lat "$case" ksoftirqd_wakeups_per_rt "$sirq" n
+}
+
+# rrlat_run SERVER_NS CLIENT_NS DEST ARGS...: one rrlat client run.
+rrlat_run() {
+	local out spid
+
+	ip netns exec "$1" timeout 300 "$TOOLDIR/rrlat" -l 7301 &
+	spid=$!
+	wait_listening "$1" 7301
+	out=$(ip netns exec "$2" timeout 300 "$TOOLDIR/rrlat" "${@:4}" "$3" 7301) ||
+		fail "rrlat to $3: $out"
+	wait $spid || fail "rrlat server in $1"
+	echo "$out"
+}
+
 # lat_tcp CASE SERVER_NS CLIENT_NS DEST
 lat_tcp() {
-	local case=$1 out spid
+	local case=$1 out
 
-	ip netns exec "$2" timeout 300 "$TOOLDIR/rrlat" -l 7301 &
-	spid=$!
-	wait_listening "$2" 7301
-	out=$(ip netns exec "$3" timeout 300 "$TOOLDIR/rrlat" -n "$LAT_N" "$4" 7301) ||
-		fail "rrlat $case: $out"
-	wait $spid || fail "rrlat server $case"
+	out=$(rrlat_run "$2" "$3" "$4" -n "$LAT_N") || fail "latency $case: $out"
 	read -r _ mean p50 p99 min _ <<< "$out"
 	rec lat "$case" rtt_mean "$mean" us
 	rec lat "$case" rtt_p50 "$p50" us
 	rec lat "$case" rtt_p99 "$p99" us
 	rec lat "$case" rtt_min "$min" us
+	hops_start
+	out=$(rrlat_run "$2" "$3" "$4" -n "$HOPS_N" -w 0) ||
+		fail "latency $case, traced: $out"
+	hops_stop "$case"
 }
 
-# lat_verbs CASE PROGRAM PORT: a pingpong from rxe0 to rxe1.
-lat_verbs() {
-	local case=$1 prog=$2 port=$3 us spid
+# pingpong PROGRAM PORT N: N round trips from rxe0 to rxe1; prints the
+# client's usec/iter.
+pingpong() {
+	local prog=$1 port=$2 us spid
 
-	"$prog" -d rxe1 -g 0 -e -s 64 -n "$LAT_N" -p "$port" > /tmp/pp-s.txt 2>&1 &
+	"$prog" -d rxe1 -g 0 -e -s 64 -n "$3" -p "$port" > /tmp/pp-s.txt 2>&1 &
 	spid=$!
 	wait_for 60 "$prog listening" sh -c "ss -ltn | grep -q ':$port '"
-	timeout 300 "$prog" -d rxe0 -g 0 -e -s 64 -n "$LAT_N" -p "$port" \
+	timeout 300 "$prog" -d rxe0 -g 0 -e -s 64 -n "$3" -p "$port" \
 		127.0.0.1 > /tmp/pp-c.txt 2>&1 ||
 		{ cat /tmp/pp-c.txt /tmp/pp-s.txt; fail "$prog"; }
 	wait $spid || { cat /tmp/pp-s.txt; fail "$prog server"; }
 	us=$(sed -n 's/.* iters in .* = \([0-9.]*\) usec\/iter.*/\1/p' /tmp/pp-c.txt)
 	[ -n "$us" ] || { cat /tmp/pp-c.txt; fail "$prog printed no usec/iter"; }
-	rec lat "$case" rtt_mean "$us" us
+	echo "$us"
+}
+
+# lat_verbs CASE PROGRAM PORT: a pingpong from rxe0 to rxe1.
+lat_verbs() {
+	local us
+
+	us=$(pingpong "$2" "$3" "$LAT_N") || fail "latency $1: $us"
+	rec lat "$1" rtt_mean "$us" us
+	hops_start
+	us=$(pingpong "$2" "$3" "$HOPS_N") || fail "latency $1, traced: $us"
+	hops_stop "$1"
 }
 
 # lat_over_rc CASE: lat_tcp between hosts 0 and 1, which must go over RC.
