@@ -125,6 +125,12 @@ def main():
     add("cpu_per_byte_connected_srq_P1/raw_rc_64k",
         ratio(cpu("conn-srq-P1"), R.get("rc", "send-65536", "cpu_ns_per_byte")),
         None, "guest CPU per byte, TCP over connected mode vs ib_send_bw 64 KiB")
+    # TCP over RC costs at least TCP itself plus the RC transport under it.
+    c_veth, c_rc = cpu("veth-P1"), R.get("rc", "send-65536", "cpu_ns_per_byte")
+    add("cpu_per_byte_connected_srq_P1/(veth_P1+raw_rc_64k)",
+        ratio(cpu("conn-srq-P1"), c_veth + c_rc) if None not in (c_veth, c_rc) else None,
+        1.1, "guest CPU per byte, TCP over connected mode vs TCP on a bare veth "
+        "plus ib_send_bw 64 KiB (the additive ceiling)", True)
 
     # Memory per connection (host 0's opened connection and the peer's
     # accepted end: one connection, both ends in this VM).
@@ -159,6 +165,16 @@ def main():
         if lat("veth") is not None and lat("raw-rc") is not None else None, None,
         "TCP over a bare veth plus a raw RC round trip (the additive floor) vs "
         "TCP over connected mode (SRQ)")
+
+    # Hand-offs per round trip (part l's traced runs), against the sum of
+    # what the stack alone (veth) and the transport alone (raw RC) take.
+    cs = lambda c: R.get("lat", c, "ctx_switches_per_rt")
+    if None not in (cs("veth"), cs("raw-rc")):
+        for b in ("srq", "nosrq"):
+            add(f"ctx_switches_connected_{b}/(veth+raw_rc)",
+                ratio(cs(f"conn-{b}"), cs("veth") + cs("raw-rc")), None,
+                f"context switches per round trip, connected ({b}) vs TCP on a "
+                "bare veth plus a raw RC round trip")
 
     # Scaling (part m): aggregate throughput of each streams x peers cell
     # against one stream to one peer, same backend.
