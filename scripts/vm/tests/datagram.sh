@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Datagram mode end to end over rxe: ARP and ND, ping and ping6, the
 # largest UD payload, multicast, iperf3, the carrier, a UD QP the provider
-# moved to ERR, device removal under traffic.
+# moved to ERR (a packet the wire refused; a send with no route to the
+# peer), device removal under traffic.
 . "$(dirname "$0")/../lib.sh"
 
 fabric_single
@@ -127,6 +128,32 @@ wait_for 30 "$IB1's UD QP back in RTS, and a ping from it through" sh -c \
 say "$IB1's UD QP restarted $(($(klog_count "$IB1: UD QP in error: restarting it") - restarts)) times"
 in0 ping -c 3 -W 10 192.0.2.2 > /dev/null ||
 	fail "no ping after $IB1's UD QP error"
+
+# A UD send to a peer that has vanished from the network: the route to
+# the peers' GIDs (link-local, on veth1) is taken away in the fabric's
+# namespace.  rdma_rxe then finds no route for the send, fails it and
+# moves the UD QP to ERR (rxe_requester's error path, the same on 6.1,
+# 6.12 and 7.2, whatever the provider does with a packet the wire
+# refuses, above).  The interface must find its QP in ERR, restart it,
+# and work again once the route is back.
+restarts=$(klog_count "$IB1: UD QP in error: restarting it")
+txerr=$(in1 ethtool -S "$IB1" | awk '$1 == "drop_tx_error:" { print $2 }')
+ip -6 route del fe80::/64 dev veth1
+in1 ping -c 1 -W 2 192.0.2.1 > /dev/null &&
+	fail "a ping went out with no route to the peer's GID"
+ip -6 route add fe80::/64 dev veth1
+now=$(klog_count "$IB1: UD QP in error: restarting it")
+say "no route to the peer: $IB1's drop_tx_error $txerr -> $(in1 ethtool -S "$IB1" |
+	awk '$1 == "drop_tx_error:" { print $2 }'), UD QP restarts $((now - restarts))"
+# The module logs the restart only after asking the provider for the
+# QP's state: ERR (or SQE) it must have been.
+[ "$now" -gt "$restarts" ] ||
+	fail "precondition: the failed send did not put $IB1's UD QP in ERR (or it was not restarted)"
+wait_for 30 "$IB1's UD QP back in RTS, and a ping from it through" sh -c \
+	"rdma res show qp link rxe1/1 | grep -Eq ' lqpn $qpn1 .*state RTS' &&
+	 ip netns exec ns1 ping -c 1 -W 2 192.0.2.1"
+in0 ping -c 3 -W 10 192.0.2.2 > /dev/null ||
+	fail "no ping after the route to the peer came back"
 
 # Remove rxe1 under traffic: its interface goes, then comes back.
 in1 iperf3 -s -1 > /dev/null 2>&1 &
