@@ -17,6 +17,12 @@
  * Everything received is logged on one line starting "cm_inject: got",
  * with the private data decoded as RFC 4755's (UD QPN, receive MTU) and
  * its length, for the scenario to read.
+ *
+ * @dev is found as an ib_client: the core offers the tool every
+ * registered device and it keeps the first one of that name (no lookup
+ * by name is exported on every kernel the project supports).  Should the
+ * device go while the tool is loaded, its remove callback undoes what the
+ * tool set up on it.
  */
 #include <linux/inet.h>
 #include <linux/module.h>
@@ -62,6 +68,7 @@ MODULE_PARM_DESC(answer, "mode=listen: rep or rej");
 
 #define CMI_PASSIVE_MAX	8
 
+static DEFINE_MUTEX(cmi_dev_lock);	/* protects the next three */
 static struct ib_device *cmi_dev;
 static const struct ib_gid_attr *cmi_sgid;
 static struct ib_cm_id *cmi_id;		/* the REQ's, or the listener */
@@ -275,50 +282,15 @@ static int cmi_send_req(void)
 	return ret;
 }
 
-static int __init cm_inject_init(void)
-{
-	bool listen = !strcmp(mode, "listen");
-	int ret;
-
-	if (!listen && strcmp(mode, "req"))
-		return -EINVAL;
-	cmi_dev = ib_device_get_by_name(dev, RDMA_DRIVER_UNKNOWN);
-	if (!cmi_dev)
-		return -ENODEV;
-	cmi_sgid = rdma_get_gid_attr(cmi_dev, 1, 0);
-	if (IS_ERR(cmi_sgid)) {
-		ret = PTR_ERR(cmi_sgid);
-		goto put_dev;
-	}
-	cmi_id = ib_create_cm_id(cmi_dev, listen ? cmi_listen_handler :
-				 cmi_req_handler, NULL);
-	if (IS_ERR(cmi_id)) {
-		ret = PTR_ERR(cmi_id);
-		goto put_gid;
-	}
-	ret = listen ? ib_cm_listen(cmi_id, cpu_to_be64(sid)) : cmi_send_req();
-	if (ret)
-		goto destroy;
-	if (listen)
-		pr_info("cm_inject: listening on %s sid 0x%016llx\n", dev, sid);
-	return 0;
-
-destroy:
-	ib_destroy_cm_id(cmi_id);
-put_gid:
-	rdma_put_gid_attr(cmi_sgid);
-put_dev:
-	ib_device_put(cmi_dev);
-	pr_info("cm_inject: %s failed: %d\n", mode, ret);
-	return ret;
-}
-
-static void __exit cm_inject_exit(void)
+/* Destroys the CM ids and drops the GID; under cmi_dev_lock. */
+static void cmi_teardown(void)
 {
 	struct ib_cm_id *ids[CMI_PASSIVE_MAX];
 	int i;
 
-	ib_destroy_cm_id(cmi_id);
+	if (cmi_id)
+		ib_destroy_cm_id(cmi_id);
+	cmi_id = NULL;
 	mutex_lock(&cmi_lock);
 	memcpy(ids, cmi_passive, sizeof(ids));
 	memset(cmi_passive, 0, sizeof(cmi_passive));
@@ -326,8 +298,93 @@ static void __exit cm_inject_exit(void)
 	for (i = 0; i < CMI_PASSIVE_MAX; i++)
 		if (ids[i])
 			ib_destroy_cm_id(ids[i]);
-	rdma_put_gid_attr(cmi_sgid);
-	ib_device_put(cmi_dev);
+	if (cmi_sgid)
+		rdma_put_gid_attr(cmi_sgid);
+	cmi_sgid = NULL;
+}
+
+/* Sends the REQ or starts listening on cmi_dev; under cmi_dev_lock. */
+static int cmi_setup(bool listen)
+{
+	const struct ib_gid_attr *sgid;
+	int ret;
+
+	sgid = rdma_get_gid_attr(cmi_dev, 1, 0);
+	if (IS_ERR(sgid))
+		return PTR_ERR(sgid);
+	cmi_sgid = sgid;
+	cmi_id = ib_create_cm_id(cmi_dev, listen ? cmi_listen_handler :
+				 cmi_req_handler, NULL);
+	if (IS_ERR(cmi_id)) {
+		ret = PTR_ERR(cmi_id);
+		cmi_id = NULL;
+		cmi_teardown();
+		return ret;
+	}
+	ret = listen ? ib_cm_listen(cmi_id, cpu_to_be64(sid)) : cmi_send_req();
+	if (ret)
+		cmi_teardown();
+	return ret;
+}
+
+/* Every registered device is offered: keep the first one named @dev. */
+static int cmi_add_one(struct ib_device *ibdev)
+{
+	int ret = -EOPNOTSUPP;
+
+	mutex_lock(&cmi_dev_lock);
+	if (!cmi_dev && !strcmp(dev_name(&ibdev->dev), dev)) {
+		cmi_dev = ibdev;
+		ret = 0;
+	}
+	mutex_unlock(&cmi_dev_lock);
+	return ret;
+}
+
+/* Called only for the device add kept: the device or the tool goes. */
+static void cmi_remove_one(struct ib_device *ibdev, void *client_data)
+{
+	mutex_lock(&cmi_dev_lock);
+	if (ibdev == cmi_dev) {
+		cmi_teardown();
+		cmi_dev = NULL;
+	}
+	mutex_unlock(&cmi_dev_lock);
+}
+
+static struct ib_client cmi_client = {
+	.name = "cm_inject",
+	.add = cmi_add_one,
+	.remove = cmi_remove_one,
+};
+
+static int __init cm_inject_init(void)
+{
+	bool listen = !strcmp(mode, "listen");
+	int ret;
+
+	if (!listen && strcmp(mode, "req"))
+		return -EINVAL;
+	ret = ib_register_client(&cmi_client);
+	if (ret)
+		return ret;
+	mutex_lock(&cmi_dev_lock);
+	ret = cmi_dev ? cmi_setup(listen) : -ENODEV;
+	mutex_unlock(&cmi_dev_lock);
+	if (ret) {
+		ib_unregister_client(&cmi_client);
+		pr_info("cm_inject: %s failed: %d\n", mode, ret);
+		return ret;
+	}
+	if (listen)
+		pr_info("cm_inject: listening on %s sid 0x%016llx\n", dev, sid);
+	return 0;
+}
+
+static void __exit cm_inject_exit(void)
+{
+	/* The device's remove callback, if it is still there, tears down. */
+	ib_unregister_client(&cmi_client);
 }
 
 module_init(cm_inject_init);
