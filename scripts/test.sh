@@ -16,8 +16,9 @@
 #     transfers, the RTU lost) with the module built against its headers
 #     package, its RDMA modules loaded by modprobe (stock-rtr;
 #     stock-datagram, named only, runs datagram so).
-#     scripts/test.sh debug61-NAME (named only) runs scenario NAME on a
-#     6.1 debug kernel built like the 6.12 one (scripts/vm/on-kernel.sh).
+#     scripts/test.sh debug61-NAME and debug72-NAME (named only) run
+#     scenario NAME on a 6.1 or 7.2 debug kernel built like the 6.12 one
+#     (scripts/vm/on-kernel.sh).
 # The static checks, the KUnit VM and the scenarios share VM_JOBS slots
 # (default: one per host core), longest first by the previous run's times
 # ($CACHE/test-durations, else scripts/test-durations); the two-VM
@@ -232,25 +233,28 @@ stock_test() {
 	record "stock/$name" $rc "$log" "$LOGDIR/vm-stock-$name/console.log"
 }
 
-# The 6.1 debug kernel (scripts/build-kernel.sh 6.1 debug), named only
-# (debug61-NAME): scenario NAME through scripts/vm/on-kernel.sh, which
-# allows for what 6.1's rdma_rxe lacks.  Not in the default run yet: the
-# kernel's build would not fit the test command's time on a cold machine.
-debug61_test() {
-	local name=$1 k log=$LOGDIR/debug61_$1.log rc=0
-	local b=$BUILD/6.1-debug-$1
+# Another version's debug kernel (scripts/build-kernel.sh VERSION debug),
+# named only (debug61-NAME for 6.1, debug72-NAME for 7.2): scenario NAME
+# through scripts/vm/on-kernel.sh, which allows for what an older
+# rdma_rxe lacks.  Not in the default run yet: the kernel's build would
+# not fit the test command's time on a cold machine.
+#
+#   debug_test VERSION NAME
+debug_test() {
+	local ver=$1 name=$2 tag=debug${1//./} k rc=0
+	local log=$LOGDIR/${tag}_$2.log b=$BUILD/$1-debug-$2
 	{
-		k=$(flock "$CACHE/.debug61-lock" \
-			bash scripts/build-kernel.sh 6.1 debug) &&
+		k=$(flock "$CACHE/.$tag-lock" \
+			bash scripts/build-kernel.sh "$ver" debug) &&
 		bash scripts/build-module.sh "$k" "$b/module" &&
 		bash scripts/build-tools.sh "$k" "$b/tools" &&
-		bash scripts/vm-run.sh -k "$k" -o "$LOGDIR/vm-debug61-$name" \
+		bash scripts/vm-run.sh -k "$k" -o "$LOGDIR/vm-$tag-$name" \
 			-t "$(vm_timeout "scripts/vm/tests/$name.sh")" \
 			-e IPOIB_CM_MODDIR="$b/module" \
 			-e IPOIB_CM_TOOLDIR="$b/tools" -e IPOIB_CM_KDIR="$k" -- \
 			scripts/vm/on-kernel.sh "$name"
 	} > "$log" 2>&1 || rc=$?
-	record "debug61/$name" $rc "$log" "$LOGDIR/vm-debug61-$name/console.log"
+	record "$tag/$name" $rc "$log" "$LOGDIR/vm-$tag-$name/console.log"
 }
 
 wanted() {
@@ -274,7 +278,7 @@ if [ -n "$k612" ] && [ -f "$BUILD/6.12/ipoib_cm.ko" ]; then
 	wanted stock-rtr "$@" && pool+=(stock-rtr)
 	[[ " $* " != *" stock-datagram "* ]] || pool+=(stock-datagram)
 	for a in "$@"; do
-		[[ $a != debug61-* ]] || pool+=("$a")
+		[[ $a != debug61-* && $a != debug72-* ]] || pool+=("$a")
 	done
 	for t in scripts/vm/tests/*.sh; do
 		name=$(basename "$t" .sh)
@@ -326,7 +330,8 @@ for job in $order; do
 		stock-datagram) stock_test datagram ;;
 		stock-dkms) stock_test dkms datagram ;;
 		stock-rtr) stock_test rtr ;;
-		debug61-*) debug61_test "${job#debug61-}" ;;
+		debug61-*) debug_test 6.1 "${job#debug61-}" ;;
+		debug72-*) debug_test 7.2 "${job#debug72-}" ;;
 		*) vm_test "$job" ;;
 		esac
 		echo "$job $((SECONDS - t0))" > "$LOGDIR/job-$job.time"
