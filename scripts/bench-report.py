@@ -358,6 +358,10 @@ def main():
                   f"accepted ends {fmt(ac / 2**20 if ac is not None else None)} MiB, "
                   f"{fmt((op + ac) / 2**20 if op is not None and ac is not None else None)} MiB "
                   f"in all.\n")
+        live = R.get("kilo", c, "live")
+        if live is not None and cnt is not None and live < cnt:
+            md.append(f"**Only {fmt(live, 0)} of those {fmt(cnt, 0)} connections were "
+                      "live**: the numbers above are not those of idle connections.\n")
     md.append("| connections | " + " | ".join(f"{b} in use (kB)" for b in ("srq", "nosrq")) + " |")
     md.append("| ---: | ---: | ---: |")
     for i in range(1, peers + 1):
