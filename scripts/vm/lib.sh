@@ -147,9 +147,15 @@ ns_sysfs() {
 	ip netns exec "$1" sh -c "cd /sys/class/net && $2"
 }
 
-# set_mode NS IFACE datagram|connected, as an administrator would.
+# set_mode NS IFACE datagram|connected, as an administrator would.  An
+# interface napi_release left threaded (HOLD_UNTHREAD) is made unthreaded
+# once connected mode runs on it again.
 set_mode() {
 	ns_sysfs "$1" "echo $3 > $2/mode"
+	if [ "$3" = connected ] && [ "${HOLD_UNTHREAD:-}" = "$1 $2" ]; then
+		ns_sysfs "$1" "echo 0 > $2/threaded"
+		HOLD_UNTHREAD=
+	fi
 }
 
 get_mode() {
@@ -810,19 +816,35 @@ napi_resume() {
 	HOLD_HOG=
 }
 
+# napi_release turns "threaded" off again only while connected mode runs
+# on the interface (mode connected, interface up).  Since 689883de94dd
+# ("net: stop napi kthreads when THREADED napi is disabled", not in 6.12)
+# turning it off waits until each of the interface's NAPIs is idle or
+# owned by its thread; one that napi_disable() owns is neither, and 7.2
+# waits for ever (seen: the write stuck in napi_set_threaded() after a
+# switch to datagram mode).  The connected-mode NAPI is disabled outside
+# connected mode, so there the interface stays threaded, its NAPI threads
+# unpinned and back in the fair class, until set_mode next starts
+# connected mode on it (HOLD_UNTHREAD).
 napi_release() {
-	local p
+	local p all=0-$(($(nproc --all) - 1))
 
 	napi_resume
 	[ -n "${HOLD_NS:-}" ] || return 0
 	echo "$HOLD_RT" > /proc/sys/kernel/sched_rt_runtime_us
 	echo "$HOLD_WQMASK" > /sys/devices/virtual/workqueue/cpumask
 	chrt -o -p 0 "$HOLD_SIRQ"
-	taskset -p -c 0-$(($(nproc --all) - 1)) $$ > /dev/null
+	taskset -p -c "$all" $$ > /dev/null
 	for p in $HOLD_PIDS; do
 		chrt -o -p 0 "$p"
+		taskset -p -c "$all" "$p" > /dev/null
 	done
-	ns_sysfs "$HOLD_NS" "echo 0 > $HOLD_IF/threaded"
+	if [ "$(get_mode "$HOLD_NS" "$HOLD_IF")" = connected ] &&
+	   (($(ns_sysfs "$HOLD_NS" "cat $HOLD_IF/flags") & 1)); then
+		ns_sysfs "$HOLD_NS" "echo 0 > $HOLD_IF/threaded"
+	else
+		HOLD_UNTHREAD="$HOLD_NS $HOLD_IF"
+	fi
 	HOLD_NS=
 }
 
