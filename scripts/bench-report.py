@@ -500,17 +500,22 @@ plot '{d}/rc.dat' using 1:2 lw 2 pt 7 title 'ib\\_send\\_bw RC send'{''.join(', 
 unset logscale x
 """)
 
-    tcp = [(c, R.get("tcp", c, "throughput")) for c in R.cases("tcp")]
-    tcp = [(c, v) for c, v in tcp if v is not None]
-    if tcp:
-        with open(os.path.join(d, "tcp.dat"), "w") as f:
-            f.writelines(f"\"{c}\" {v}\n" for c, v in tcp)
-        panels.append(bars + f"""set title 'iperf3 TCP'
+    def bar_panel(group, metric, title, ylabel, colour):
+        """A bar for each case of GROUP that has METRIC."""
+        vals = [(c, R.get(group, c, metric)) for c in R.cases(group)]
+        vals = [(c, v) for c, v in vals if v is not None]
+        if not vals:
+            return
+        with open(os.path.join(d, f"{group}.dat"), "w") as f:
+            f.writelines(f"\"{c}\" {v}\n" for c, v in vals)
+        panels.append(bars + f"""set title '{title}'
 set xlabel ''
-set ylabel 'Mbit/s'
+set ylabel '{ylabel}'
 set yrange [0:*]
-plot '{d}/tcp.dat' using 2:xtic(1) lc rgb '#1f77b4'
+plot '{d}/{group}.dat' using 2:xtic(1) lc rgb '{colour}'
 """)
+
+    bar_panel("tcp", "throughput", "iperf3 TCP", "Mbit/s", "#1f77b4")
 
     mem = [(i, R.get("mem", f"srq-conns-{i}", "used_delta"),
             R.get("mem", f"nosrq-conns-{i}", "used_delta")) for i in range(1, peers + 1)]
@@ -540,17 +545,7 @@ plot '{d}/scale.dat' using 1:2 lw 2 pt 7 title 'SRQ, 1 peer', '' using 1:3 lw 2 
 set xtics autofreq
 """)
 
-    lat = [(c, R.get("lat", c, "rtt_mean")) for c in R.cases("lat")]
-    lat = [(c, v) for c, v in lat if v is not None]
-    if lat:
-        with open(os.path.join(d, "lat.dat"), "w") as f:
-            f.writelines(f"\"{c}\" {v}\n" for c, v in lat)
-        panels.append(bars + f"""set title '64-octet round trip, mean'
-set xlabel ''
-set ylabel 'us'
-set yrange [0:*]
-plot '{d}/lat.dat' using 2:xtic(1) lc rgb '#2ca02c'
-""")
+    bar_panel("lat", "rtt_mean", "64-octet round trip, mean", "us", "#2ca02c")
 
     if not panels:
         return
