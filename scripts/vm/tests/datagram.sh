@@ -110,12 +110,13 @@ fi
 # instead leaves the QP in RTS: the checks hold as well.)
 qpn1=$((0x$(ip -n ns1 -o link show "$IB1" |
 	sed 's|.*link/infiniband ..:\(..\):\(..\):\(..\):.*|\1\2\3|')))
+ud_restarts() { klog_count "$IB1: UD QP in error: restarting it"; }
 ud_rts() {
 	rdma res show qp link rxe1/1 | matches -E " lqpn $qpn1 .*state RTS"
 }
 ud_rts || fail "precondition: $IB1's UD QP $qpn1 is not in RTS"
 serr=$(rxe_stat rxe1 send_err)
-restarts=$(klog_count "$IB1: UD QP in error: restarting it")
+restarts=$(ud_restarts)
 wire_refuse veth1 0x64 0xff
 in1 ping -c 1 -W 2 192.0.2.1 > /dev/null || true
 wire_clear veth1
@@ -125,7 +126,7 @@ say "UD send refused by the wire: rxe1 send_err $serr -> $(rxe_stat rxe1 send_er
 wait_for 30 "$IB1's UD QP back in RTS, and a ping from it through" sh -c \
 	"rdma res show qp link rxe1/1 | grep -Eq ' lqpn $qpn1 .*state RTS' &&
 	 ip netns exec ns1 ping -c 1 -W 2 192.0.2.1"
-say "$IB1's UD QP restarted $(($(klog_count "$IB1: UD QP in error: restarting it") - restarts)) times"
+say "$IB1's UD QP restarted $(($(ud_restarts) - restarts)) times"
 in0 ping -c 3 -W 10 192.0.2.2 > /dev/null ||
 	fail "no ping after $IB1's UD QP error"
 
@@ -136,19 +137,20 @@ in0 ping -c 3 -W 10 192.0.2.2 > /dev/null ||
 # 6.12 and 7.2, whatever the provider does with a packet the wire
 # refuses, above).  The interface must find its QP in ERR, restart it,
 # and work again once the route is back.
-restarts=$(klog_count "$IB1: UD QP in error: restarting it")
-txerr=$(in1 ethtool -S "$IB1" | awk '$1 == "drop_tx_error:" { print $2 }')
+tx_errors() { in1 ethtool -S "$IB1" | awk '$1 == "drop_tx_error:" { print $2 }'; }
+restarted() { [ "$(ud_restarts)" -gt "$restarts" ]; }
+restarts=$(ud_restarts)
+txerr=$(tx_errors)
 ip -6 route del fe80::/64 dev veth1
 in1 ping -c 1 -W 2 192.0.2.1 > /dev/null &&
 	fail "a ping went out with no route to the peer's GID"
 ip -6 route add fe80::/64 dev veth1
-now=$(klog_count "$IB1: UD QP in error: restarting it")
-say "no route to the peer: $IB1's drop_tx_error $txerr -> $(in1 ethtool -S "$IB1" |
-	awk '$1 == "drop_tx_error:" { print $2 }'), UD QP restarts $((now - restarts))"
 # The module logs the restart only after asking the provider for the
-# QP's state: ERR (or SQE) it must have been.
-[ "$now" -gt "$restarts" ] ||
-	fail "precondition: the failed send did not put $IB1's UD QP in ERR (or it was not restarted)"
+# QP's state: ERR (or SQE) it must have been.  Its work may still be
+# queued: waited for.
+wait_for 10 "precondition: the failed send putting $IB1's UD QP in ERR (and its restart)" \
+	restarted
+say "no route to the peer: $IB1's drop_tx_error $txerr -> $(tx_errors), UD QP restarts $(($(ud_restarts) - restarts))"
 wait_for 30 "$IB1's UD QP back in RTS, and a ping from it through" sh -c \
 	"rdma res show qp link rxe1/1 | grep -Eq ' lqpn $qpn1 .*state RTS' &&
 	 ip netns exec ns1 ping -c 1 -W 2 192.0.2.1"
