@@ -433,6 +433,17 @@ hops_stop() {
 	rec lat "$case" ksoftirqd_wakeups_per_rt "$sirq" n
 }
 
+# traced CASE COMMAND...: COMMAND (a latency run) under hops_start and
+# hops_stop CASE.
+traced() {
+	local case=$1 out
+	shift
+
+	hops_start
+	out=$("$@") || fail "latency $case, traced: $out"
+	hops_stop "$case"
+}
+
 # rrlat_run SERVER_NS CLIENT_NS DEST ARGS...: one rrlat client run.
 rrlat_run() {
 	local out spid
@@ -456,10 +467,7 @@ lat_tcp() {
 	rec lat "$case" rtt_p50 "$p50" us
 	rec lat "$case" rtt_p99 "$p99" us
 	rec lat "$case" rtt_min "$min" us
-	hops_start
-	out=$(rrlat_run "$2" "$3" "$4" -n "$HOPS_N" -w 0) ||
-		fail "latency $case, traced: $out"
-	hops_stop "$case"
+	traced "$case" rrlat_run "$2" "$3" "$4" -n "$HOPS_N" -w 0
 }
 
 # pingpong PROGRAM PORT N: N round trips from rxe0 to rxe1; prints the
@@ -485,9 +493,7 @@ lat_verbs() {
 
 	us=$(pingpong "$2" "$3" "$LAT_N") || fail "latency $1: $us"
 	rec lat "$1" rtt_mean "$us" us
-	hops_start
-	us=$(pingpong "$2" "$3" "$HOPS_N") || fail "latency $1, traced: $us"
-	hops_stop "$1"
+	traced "$1" pingpong "$2" "$3" "$HOPS_N"
 }
 
 # lat_over_rc CASE: lat_tcp between hosts 0 and 1, which must go over RC.
