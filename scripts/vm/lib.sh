@@ -151,9 +151,9 @@ ns_sysfs() {
 # interface napi_release left threaded (HOLD_UNTHREAD) is made unthreaded
 # once connected mode runs on it again.
 set_mode() {
-	ns_sysfs "$1" "echo $3 > $2/mode"
+	ns_sysfs "$1" "echo $3 > $2/mode" || return
 	if [ "$3" = connected ] && [ "${HOLD_UNTHREAD:-}" = "$1 $2" ]; then
-		ns_sysfs "$1" "echo 0 > $2/threaded"
+		ns_sysfs "$1" "echo 0 > $2/threaded" || return
 		HOLD_UNTHREAD=
 	fi
 }
