@@ -10,7 +10,7 @@ throughput() {
 	wait_listening ns1 5201
 	in0 iperf3 -c 192.0.2.2 -t 10 -J > /tmp/demo-iperf.json
 	wait
-	python3 -c 'import json, sys
+	python3 -S -c 'import json, sys
 end = json.load(open(sys.argv[1]))["end"]
 print("%.1f" % (end["sum_received"]["bits_per_second"] / 1e6))' /tmp/demo-iperf.json
 }

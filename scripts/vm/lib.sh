@@ -16,7 +16,13 @@ VMOUT=/tmp/vmout
 # same goes for "| head": take lines with "sed -n".
 matches() { grep "$@" > /dev/null; }
 
-say() { echo "[$(cut -d' ' -f1 /proc/uptime)] $*"; }
+# The guest's uptime, read by the shell: no process to start.
+say() {
+	local up rest
+
+	read -r up rest < /proc/uptime
+	echo "[$up] $*"
+}
 fail() { say "FAIL: $*"; exit 1; }
 
 # Poll until a command succeeds; fail after $1 seconds.
@@ -159,7 +165,7 @@ set_mode() {
 }
 
 get_mode() {
-	ns_sysfs "$1" "cat $2/mode"
+	ip netns exec "$1" cat "/sys/class/net/$2/mode"
 }
 
 # The debugfs directory of the interface on an RDMA device's port 1.
@@ -213,9 +219,9 @@ host_up() {
 
 	ifname=$(ipoib_if_of rxe$i) || fail "no interface on rxe$i"
 	ip netns add ns$i
-	ip netns exec ns$i sysctl -qw net.ipv6.conf.all.accept_dad=0
-	ip netns exec ns$i sysctl -qw net.ipv6.conf.default.accept_dad=0
-	ip netns exec ns$i sysctl -qw net.ipv4.icmp_echo_ignore_broadcasts=0
+	ip netns exec ns$i sysctl -qw net.ipv6.conf.all.accept_dad=0 \
+		net.ipv6.conf.default.accept_dad=0 \
+		net.ipv4.icmp_echo_ignore_broadcasts=0
 	ip link set "$ifname" netns ns$i
 	ip -n ns$i link set lo up
 	ip -n ns$i addr add 192.0.2.$((i + 1))/24 dev "$ifname"
@@ -271,7 +277,7 @@ path_ready() {
 		awk '{ for (i = 1; i < NF; i++) if ($i == "lladdr") { print $(i + 1); exit } }')
 	[ -n "$ll" ] || fail "$ns: no neighbour entry for $addr"
 	ip -n "$ns" neigh replace "$addr" lladdr "00${ll:2}" dev "$dev" nud permanent
-	ip netns exec "$peer" python3 -c '
+	ip netns exec "$peer" python3 -S -c '
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind((sys.argv[1], 7099))
@@ -279,7 +285,7 @@ s.settimeout(30)
 s.recv(64)' "$addr" &
 	rx=$!
 	wait_udp "$peer" 7099
-	ip netns exec "$ns" python3 -c '
+	ip netns exec "$ns" python3 -S -c '
 import socket, sys
 socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"path", (sys.argv[1], 7099))' "$addr"
 	wait $rx || fail "$ns: no datagram reached $addr over UD in 30 s"
@@ -334,8 +340,16 @@ link_mtu() {
 # Wait until a TCP server listens on PORT in namespace NS (a server
 # started in the background may take seconds to get there under TCG).
 wait_listening() {
-	wait_for 60 "a TCP listener on port $2 in $1" sh -c \
-		"ip netns exec $1 ss -Hltn 'sport = :$2' | grep -q ."
+	wait_for 60 "a TCP listener on port $2 in $1" bound "$1" t "$2"
+}
+
+# bound NS t|u PORT: a TCP listener (t) or UDP socket (u) has PORT in NS.
+# One process per poll: under TCG and KASAN each start costs about half a
+# second, and the loops that call this run while the traffic waits.
+bound() {
+	local out
+
+	out=$(ip netns exec "$1" ss -Hl"$2"n "sport = :$3") && [ -n "$out" ]
 }
 
 in0() { ip netns exec ns0 "$@"; }
@@ -360,7 +374,7 @@ links_quiet() {
 
 # rx_bytes NS IFACE: what IFACE has received, from sysfs.
 rx_bytes() {
-	ns_sysfs "$1" "cat $2/statistics/rx_bytes"
+	link_stat "$1" "$2" rx bytes
 }
 
 # wait_rx SECS BYTES NS:IFACE...: traffic is seen to flow: each IFACE
@@ -397,10 +411,11 @@ rx_reached() {
 	done
 }
 
-# A link counter: link_stat NS IFACE rx|tx bytes|packets
+# A link counter: link_stat NS IFACE rx|tx bytes|packets (from sysfs, as
+# the namespace sees it: one process, where ip's JSON and a python to
+# read it took two seconds).
 link_stat() {
-	ip -n "$1" -s -j link show "$2" |
-		python3 -c "import json,sys; print(json.load(sys.stdin)[0]['stats64']['$3']['$4'])"
+	ip netns exec "$1" cat "/sys/class/net/$2/statistics/$3_$4"
 }
 
 # iperf3 TCP from ns0 to ns1 for $1 seconds (extra arguments go to the
@@ -440,7 +455,7 @@ iperf_check() {
 	local slack
 	slack=$(($(in0 sysctl -n net.ipv4.tcp_wmem | awk '{print $3}') +
 		 $(in1 sysctl -n net.ipv4.tcp_rmem | awk '{print $3}')))
-	python3 - /tmp/iperf-client.json /tmp/iperf-server.json "$slack" <<'PY'
+	python3 -S - /tmp/iperf-client.json /tmp/iperf-server.json "$slack" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))["end"]
 s = json.load(open(sys.argv[2]))["end"]
@@ -461,13 +476,22 @@ PY
 # arrives, unchanged.
 tcp_digest_check() {
 	local mib=$1 from=${2:-ns0} to=${3:-ns1} addr=${4:-2001:db8::2}
+	local ready=/tmp/digest.ready rfd line
 
-	ip netns exec "$to" python3 - > /tmp/digest.rx <<'PY' &
-import hashlib, socket
+	# The server says when it listens, through a FIFO held open here
+	# (so neither side's open waits): polling for the listener would
+	# start a process every fifth of a second, on the CPUs the server
+	# needs to start.
+	[ -p $ready ] || mkfifo $ready
+	exec {rfd}<> $ready
+	ip netns exec "$to" python3 -S - $ready > /tmp/digest.rx <<'PY' &
+import hashlib, socket, sys
 srv = socket.socket(socket.AF_INET6)
 srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 srv.bind(("::", 5001))
 srv.listen(1)
+with open(sys.argv[1], "w") as ready:
+    ready.write("listening\n")
 srv.settimeout(120)
 conn, _ = srv.accept()
 conn.settimeout(120)
@@ -481,8 +505,12 @@ while True:
 print(n, h.hexdigest())
 PY
 	local rpid=$!
-	wait_listening "$to" 5001
-	ip netns exec "$from" python3 - "$mib" "$addr" > /tmp/digest.tx <<'PY'
+	if ! read -r -t 60 -u $rfd line; then
+		exec {rfd}<&-
+		fail "the digest server in $to did not listen within 60 s"
+	fi
+	exec {rfd}<&-
+	ip netns exec "$from" python3 -S - "$mib" "$addr" > /tmp/digest.tx <<'PY'
 import hashlib, os, socket, sys
 data = os.urandom(int(sys.argv[1]) << 20)
 s = socket.create_connection((sys.argv[2], 5001), timeout=120)
@@ -491,14 +519,16 @@ s.close()
 print(len(data), hashlib.sha256(data).hexdigest())
 PY
 	wait $rpid || return 1
-	say "tcp digest $from -> $to: sent $(cat /tmp/digest.tx), received $(cat /tmp/digest.rx)"
-	[ -s /tmp/digest.tx ] && cmp -s /tmp/digest.tx /tmp/digest.rx
+	local tx rx
+	tx=$(< /tmp/digest.tx)
+	rx=$(< /tmp/digest.rx)
+	say "tcp digest $from -> $to: sent $tx, received $rx"
+	[ -n "$tx" ] && [ "$tx" = "$rx" ]
 }
 
 # Wait until a UDP socket is bound to PORT in namespace NS.
 wait_udp() {
-	wait_for 60 "a UDP socket on port $2 in $1" sh -c \
-		"ip netns exec $1 ss -Hlun 'sport = :$2' | grep -q ."
+	wait_for 60 "a UDP socket on port $2 in $1" bound "$1" u "$2"
 }
 
 # Two-VM fabric (scripts/vm-pair.sh): rxe0 on this VM's virtio NIC (MTU
@@ -858,7 +888,7 @@ conn_col() {
 # udp_flood NS DEST N: N datagrams of 1000 octets to DEST's discard port
 # (nothing listens: each still takes a receive on the RC QP).
 udp_flood() {
-	ip netns exec "$1" python3 - "$2" "$3" <<'PY'
+	ip netns exec "$1" python3 -S - "$2" "$3" <<'PY'
 import socket, sys
 fam = socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET
 s = socket.socket(fam, socket.SOCK_DGRAM)
@@ -877,7 +907,7 @@ PY
 # receiver gives up after UDP_BURST_TIMEOUT seconds (default 60) without
 # a datagram.
 udp_burst_rx() {
-	ip netns exec "$1" python3 - "$2" "$3" "$4" "${UDP_BURST_TIMEOUT:-60}" > "$5" <<'PY' &
+	ip netns exec "$1" python3 -S - "$2" "$3" "$4" "${UDP_BURST_TIMEOUT:-60}" > "$5" <<'PY' &
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, 33, 1 << 23)  # SO_RCVBUFFORCE
@@ -896,7 +926,7 @@ udp_burst_tx() {
 
 	# FILE is opened here: `ip netns exec` mounts a sysfs without debugfs.
 	[ -z "${5:-}" ] || watch=$5
-	ip netns exec "$1" python3 - "$2" "$3" "$4" "${6:-}" 3< "$watch" <<'PY'
+	ip netns exec "$1" python3 -S - "$2" "$3" "$4" "${6:-}" 3< "$watch" <<'PY'
 import os, re, socket, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 # Held packets count against the socket until they are sent: room for all.
@@ -932,7 +962,7 @@ srq_check() {
 
 	qps=$(rdma -j res show qp link "$1/1")
 	srqs=$(rdma -j res show srq dev "$1" 2>/dev/null) || srqs='[]'
-	python3 - "$1" "$2" "$qps" "${srqs:-[]}" <<'PY'
+	python3 -S - "$1" "$2" "$qps" "${srqs:-[]}" <<'PY'
 import json, sys
 dev, want = sys.argv[1], sys.argv[2]
 qps, srqs = json.loads(sys.argv[3]), json.loads(sys.argv[4])

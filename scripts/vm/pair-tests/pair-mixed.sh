@@ -21,7 +21,7 @@ MIB=16
 pair_sync() {
 	if [ "$ROLE" = 0 ]; then
 		rm -f /tmp/sync.done
-		python3 - "$1" <<'PY' &
+		python3 -S - "$1" <<'PY' &
 import socket, sys
 srv = socket.socket(socket.AF_INET)
 srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -46,7 +46,7 @@ PY
 
 # sync_try NAME: role 0 answered NAME.
 sync_try() {
-	python3 - "$PEER4" "$1" <<'PY'
+	python3 -S - "$PEER4" "$1" <<'PY'
 import socket, sys
 s = socket.create_connection((sys.argv[1], 5002), timeout=5)
 s.sendall((sys.argv[2] + "\n").encode())
@@ -68,7 +68,7 @@ pair_state() {
 # the same from role 0 to role 1.  Role 1 connects again for up to 120 s:
 # role 0's server may not listen yet.  digest_exchange ROLE.
 digest_exchange() {
-	python3 - "$1" "$MIB" <<'PY'
+	python3 -S - "$1" "$MIB" <<'PY'
 import hashlib, os, socket, sys, time
 
 role, mib = int(sys.argv[1]), int(sys.argv[2])

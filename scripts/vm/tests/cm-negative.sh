@@ -43,7 +43,7 @@ cm_conns rxe0 | matches ' active live ' || fail "no connection $IB0 -> $IB1"
 
 # An interface's UD QPN (decimal) and port GID, from its link address.
 if_addr() {
-	ip -n "$1" -j link show "$2" | python3 -c '
+	ip -n "$1" -j link show "$2" | python3 -S -c '
 import ipaddress, json, sys
 a = bytes.fromhex(json.load(sys.stdin)[0]["address"].replace(":", ""))
 print(int.from_bytes(a[1:4], "big"), ipaddress.IPv6Address(a[4:20]))'
@@ -125,7 +125,7 @@ dial() {
 	local n=$1 fake=$2
 	local lladdr
 
-	lladdr=$(python3 -c '
+	lladdr=$(python3 -S -c '
 import ipaddress, sys
 b = bytes([0x80]) + int(sys.argv[1]).to_bytes(3, "big") + ipaddress.IPv6Address(sys.argv[2]).packed
 print(":".join("%02x" % x for x in b))' "$fake" "$gid1")

@@ -40,7 +40,7 @@ out=$(in0 ping -6 -c 2 -W 5 "ff02::1%$IB0" || true)
 grep -q "from $peer_ll" <<< "$out" ||
 	fail "no answer from $peer_ll to ff02::1: $out"
 rm -f /tmp/mcast.ready
-in1 python3 - "$IB1" <<'PY' > /tmp/mcast.out &
+in1 python3 -S - "$IB1" <<'PY' > /tmp/mcast.out &
 import socket, struct, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -64,7 +64,7 @@ group_joined() {
 wait_for 60 "the multicast receiver" test -e /tmp/mcast.ready
 wait_explain 30 "$IB1 to join 239.1.2.3" \
 	'ip -n ns1 maddr show dev "$IB1"; ip -6 maddr show dev veth1' group_joined
-in0 python3 - <<'PY'
+in0 python3 -S - <<'PY'
 import socket, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF,

@@ -41,7 +41,7 @@ echo 0 > "$FS/verbose"
 sweep() {
 	local out rc=0
 
-	out=$(ip netns exec ns0 python3 - "$1" "$2" "$IB0" 192.0.2.2 rxe0 2>&1 <<'PY'
+	out=$(ip netns exec ns0 python3 -S - "$1" "$2" "$IB0" 192.0.2.2 rxe0 2>&1 <<'PY'
 import errno, os, subprocess, sys, time
 name, kind, ifname, peer, dev = sys.argv[1:]
 os.chdir("/sys/class/net")

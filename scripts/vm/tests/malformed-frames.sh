@@ -14,7 +14,7 @@ hosts_up
 in0 ping -c 1 -W 10 192.0.2.2 > /dev/null || fail "no traffic before"
 
 # The destination's QPN and GID, from its link address.
-read -r qpn gid < <(ip -n ns1 -j link show "$IB1" | python3 -c '
+read -r qpn gid < <(ip -n ns1 -j link show "$IB1" | python3 -S -c '
 import ipaddress, json, sys
 a = bytes.fromhex(json.load(sys.stdin)[0]["address"].replace(":", ""))
 print(hex(int.from_bytes(a[1:4], "big")), ipaddress.IPv6Address(a[4:20]))')
@@ -23,7 +23,7 @@ say "target: $IB1 QPN $qpn GID $gid Q_Key $qkey"
 
 rx_stat() {
 	ip -n ns1 -s -s -j link show "$IB1" |
-		python3 -c "import json,sys; print(json.load(sys.stdin)[0]['stats64']['rx']['$1'])"
+		python3 -S -c "import json,sys; print(json.load(sys.stdin)[0]['stats64']['rx']['$1'])"
 }
 
 len0=$(rx_stat length_errors)

@@ -207,7 +207,7 @@ spid=$!
 wait_listening ns1 5201
 in0 iperf3 -c 192.0.2.2 -t 10 -R -J > /tmp/iperf-r.json || fail "iperf3 -R"
 wait $spid || true
-got=$(python3 -c 'import json; print(json.load(open("/tmp/iperf-r.json"))["end"]["sum_received"]["bytes"])')
+got=$(python3 -S -c 'import json; print(json.load(open("/tmp/iperf-r.json"))["end"]["sum_received"]["bytes"])')
 after=$(conn_field rxe0 active rx_posted)
 cat "$(cm_debugfs rxe0)/connections"
 say "host 1 -> host 0 over host 0's QP: $got bytes; receives posted $before -> $after"

@@ -48,7 +48,7 @@ taskset -p -c 0 $$ > /dev/null
 
 # One socket in ns1 takes every datagram (each arrives on its own
 # interface); it prints the destinations it got.
-ip netns exec ns1 python3 - "$N" > /tmp/path-share.rx <<'PY' &
+ip netns exec ns1 python3 -S - "$N" > /tmp/path-share.rx <<'PY' &
 import socket, sys
 n = int(sys.argv[1]) + 1
 s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
@@ -90,7 +90,7 @@ say "lookups held; sending 16 datagrams"
 # neither CPU until the 16 datagrams are queued, even if its workqueue
 # (an ordered one) does not follow the workqueue cpumask: with the mask
 # alone the old module once lost 8 and once none.
-taskset -c 0 chrt -f 5 ip netns exec ns0 python3 - "$N" <<'PY' || { release; fail "sending the burst"; }
+taskset -c 0 chrt -f 5 ip netns exec ns0 python3 -S - "$N" <<'PY' || { release; fail "sending the burst"; }
 import socket, sys
 s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
 for i in [100] + list(range(1, int(sys.argv[1]) + 1)):

@@ -145,7 +145,7 @@ hosts_down
 # The link address without its flags, as RFC 4755 3.3 compares them.
 flagless() {
 	ip -n "$1" -j link show "$2" |
-		python3 -c 'import json,sys; print("00" + json.load(sys.stdin)[0]["address"][2:])'
+		python3 -S -c 'import json,sys; print("00" + json.load(sys.stdin)[0]["address"][2:])'
 }
 
 crossing() {

@@ -35,7 +35,7 @@ round() {
 	# Host 0 learns host 2's path now, over UD and without a connection:
 	# once its NAPI is held, no ARP or path answer could reach it.
 	a2=$(ip -n ns2 -j link show "$IB2" |
-	     python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["address"])')
+	     python3 -S -c 'import json,sys; print(json.load(sys.stdin)[0]["address"])')
 	in0 ip neigh replace 192.0.2.3 lladdr "$a2" dev "$IB0" nud permanent
 	path_ready ns0 "$IB0" 192.0.2.3 ns2
 
