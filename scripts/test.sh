@@ -23,7 +23,7 @@
 #     (scripts/vm/on-kernel.sh); a plain NAME runs it on 6.12.
 # The static checks, the KUnit VM and the scenarios share VM_JOBS slots
 # (default: one per host core), longest first by the previous run's times
-# ($CACHE/test-durations, then scripts/test-durations); the two-VM
+# ($CACHE/test-durations; scripts/test-durations for the jobs it lacks); the two-VM
 # scenarios come last.  Results are
 # printed in a fixed order, a failure with the end of its log.
 # Ends with the line "N passed, N failed"; exits non-zero if any failed.

@@ -411,9 +411,10 @@ rx_reached() {
 	done
 }
 
-# A link counter: link_stat NS IFACE rx|tx bytes|packets (from sysfs, as
-# the namespace sees it: one process, where ip's JSON and a python to
-# read it took two seconds).
+# A link counter: link_stat NS IFACE rx|tx NAME reads
+# /sys/class/net/IFACE/statistics/{rx,tx}_NAME (bytes, packets, dropped,
+# length_errors, ...) as the namespace sees it: one process, where ip's
+# JSON and a python to read it took two seconds.
 link_stat() {
 	ip netns exec "$1" cat "/sys/class/net/$2/statistics/$3_$4"
 }

@@ -22,8 +22,7 @@ qkey=$(cat /sys/module/ipoib_cm/parameters/roce_qkey)
 say "target: $IB1 QPN $qpn GID $gid Q_Key $qkey"
 
 rx_stat() {
-	ip -n ns1 -s -s -j link show "$IB1" |
-		python3 -S -c "import json,sys; print(json.load(sys.stdin)[0]['stats64']['rx']['$1'])"
+	link_stat ns1 "$IB1" rx "$1"
 }
 
 len0=$(rx_stat length_errors)
