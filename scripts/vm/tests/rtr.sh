@@ -17,6 +17,8 @@
 
 BURST=200
 CROSS_BURST=200
+# The size of each exact transfer, MiB.
+MIB=8
 RTU=0x0014
 
 accepted_in_rtr() {
@@ -102,12 +104,12 @@ rtu_lost() {
 	[ -n "$qpn" ] || { cm_dump; fail "host 0 has no live connection"; }
 	retries=$(rep_retries)
 	t0=$SECONDS
-	tcp_digest_check 24 ns0 ns1 2001:db8::2 ||
+	tcp_digest_check "$MIB" ns0 ns1 2001:db8::2 ||
 		fail "cm_srq=$srq: 0 -> 1 arrived damaged or short"
-	tcp_digest_check 24 ns1 ns0 2001:db8::1 ||
+	tcp_digest_check "$MIB" ns1 ns0 2001:db8::1 ||
 		fail "cm_srq=$srq: 1 -> 0 arrived damaged or short"
-	[ "$(cm_stat rxe0 rc_rx_bytes)" -gt $((24 << 20)) ] &&
-		[ "$(cm_stat rxe1 rc_rx_bytes)" -gt $((24 << 20)) ] ||
+	[ "$(cm_stat rxe0 rc_rx_bytes)" -gt $((MIB << 20)) ] &&
+		[ "$(cm_stat rxe1 rc_rx_bytes)" -gt $((MIB << 20)) ] ||
 		fail "the transfers did not both go over RC"
 	# Established by the data: the CM resends no REP any more (it would
 	# every second or so, each answered by an RTU the filter drops).
@@ -130,12 +132,12 @@ load_module default_mode=connected
 hosts_up
 static_neighbours
 cm_drop veth0 $RTU
-tcp_digest_check 16 ns0 ns1 2001:db8::2 || fail "default mode: damaged or short"
+tcp_digest_check "$MIB" ns0 ns1 2001:db8::2 || fail "default mode: damaged or short"
 [ "$(cm_dropped veth0)" -ge 1 ] || fail "default mode: no RTU was dropped"
 [ "$(cm_stat rxe1 comm_est)" -ge 1 ] || fail "default mode: COMM_EST path not taken"
 qpn=$(conn_col rxe0 active live 5)
 [ "$(cm_conns rxe0 | wc -l)" = 2 ] || fail "default mode: not one connection per direction"
-tcp_digest_check 16 ns0 ns1 2001:db8::2 || fail "default mode: second transfer"
+tcp_digest_check "$MIB" ns0 ns1 2001:db8::2 || fail "default mode: second transfer"
 same_connection "$qpn" "default mode"
 wire_clear veth0
 unload_checked
@@ -212,13 +214,13 @@ say "host $y's $CROSS_BURST datagrams across the crossing arrived in order"
 wait_for 15 "a single connection" sh -c \
 	"[ \$(grep -vc '^#' $(cm_debugfs rxe0)/connections) = 1 ] &&
 	 [ \$(grep -vc '^#' $(cm_debugfs rxe1)/connections) = 1 ]"
-tcp_digest_check 16 ns0 ns1 2001:db8::2 || fail "crossed: 0 -> 1"
-tcp_digest_check 16 ns1 ns0 2001:db8::1 || fail "crossed: 1 -> 0"
+tcp_digest_check "$MIB" ns0 ns1 2001:db8::2 || fail "crossed: 0 -> 1"
+tcp_digest_check "$MIB" ns1 ns0 2001:db8::1 || fail "crossed: 1 -> 0"
 cat "$(cm_debugfs rxe0)/connections" "$(cm_debugfs rxe1)/connections"
 [ "$(cm_conns rxe0 | wc -l)" = 1 ] && [ "$(cm_conns rxe1 | wc -l)" = 1 ] ||
 	fail "more than one connection after the transfers"
-[ "$(cm_stat rxe0 rc_rx_bytes)" -gt $((16 << 20)) ] &&
-	[ "$(cm_stat rxe1 rc_rx_bytes)" -gt $((16 << 20)) ] ||
+[ "$(cm_stat rxe0 rc_rx_bytes)" -gt $((MIB << 20)) ] &&
+	[ "$(cm_stat rxe1 rc_rx_bytes)" -gt $((MIB << 20)) ] ||
 	fail "not both directions over RC"
 rxe_clean rxe0 rxe1
 unload_checked
@@ -226,7 +228,7 @@ hosts_down
 }
 
 fabric_single
-# RTR_PARTS picks parts by name, for debugging.
+# RTR_PARTS picks parts by name (for debugging, and for core.sh).
 for part in ${RTR_PARTS:-srq nosrq default_mode crossing}; do
 	case $part in
 	srq)	rtu_lost 1 ;;
