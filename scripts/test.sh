@@ -9,15 +9,15 @@
 #   - boots the debug kernels under QEMU and runs the KUnit suites and
 #     every VM scenario in scripts/vm/tests/, each in a fresh VM whose
 #     kernel log must stay clean: each scenario once, the core ones on
-#     the 6.1 or the 7.2 debug kernel (ON_61, ON_72 below), the others
-#     on 6.12;
+#     the 6.1 debug kernel (ON_61 below), core (all of them, cut down, in
+#     one VM) on 7.2 (ON_72), the others on 6.12;
 #   - boots Debian 12's own kernel package (scripts/stock-kernel.sh),
 #     installs the module there by the admin guide's DKMS recipe and runs
-#     the datagram scenario with it loaded by modprobe (stock-dkms); and
-#     runs the rtr scenario there (connected mode, SRQ and not, exact
-#     transfers, the RTU lost) with the module built against its headers
-#     package, its RDMA modules loaded by modprobe (stock-rtr;
-#     stock-datagram, named only, runs datagram so).
+#     the datagram and core scenarios with it and the kernel's RDMA
+#     modules loaded by modprobe (stock-dkms; core: connected mode, SRQ
+#     and not, exact transfers, the RTU lost, teardown and modprobe -r).
+#     stock-datagram and stock-rtr, named only, run those scenarios with
+#     the module built against the kernel's headers package.
 #     scripts/test.sh debug61-NAME and debug72-NAME run scenario NAME on
 #     the 6.1 or 7.2 debug kernel, built like the 6.12 one
 #     (scripts/vm/on-kernel.sh); a plain NAME runs it on 6.12.
@@ -266,16 +266,16 @@ debug_test() {
 	record "$tag/$name" $rc "$log" "$LOGDIR/vm-$tag-$name/console.log"
 }
 
-# Which debug kernel runs which scenario in the default run.  Every
-# scenario runs once, on one of them; the core ones (UD, connected mode
-# with exact transfers, no SRQ, the RTR window, teardown and rmmod) are
-# split between 6.1, whose rdma_rxe has the quirks the driver works
-# around (a failed UD send moves the UD QP to ERR; no Last WQE Reached),
-# and 7.2, where the APIs move; the rest run on 6.12.  A
-# scenario named on the command line runs on 6.12 (debug61-NAME and
-# debug72-NAME pick the others).
-ON_61="datagram rtr connected-teardown"
-ON_72="connected nosrq"
+# Which debug kernel runs which scenario in the default run.  The full
+# core scenarios (UD, connected mode with exact transfers, no SRQ, the
+# RTR window, teardown and rmmod) run on 6.1, whose rdma_rxe has the
+# quirks the driver works around (a failed UD send moves the UD QP to
+# ERR; no Last WQE Reached); core, each of them cut down in one VM, on
+# 7.2, where the APIs move; the other scenarios on 6.12.  Each runs
+# once.  A scenario named on the command line runs on 6.12 (debug61-NAME
+# and debug72-NAME pick the others).
+ON_61="datagram rtr connected-teardown connected nosrq"
+ON_72="core"
 
 wanted() {
 	[ $# = 1 ] || [[ " ${*:2} " = *" $1 "* ]]
@@ -292,11 +292,13 @@ if [ -n "$k612" ] && [ -f "$BUILD/6.12/ipoib_cm.ko" ]; then
 	wanted kunit "$@" && pool+=(kunit)
 	# Debian's kernel: the admin guide's DKMS recipe in the guest (its
 	# compile under TCG took 756 s beside one other VM), then datagram
-	# with the module it installed.  stock-datagram, named only, runs
-	# datagram with the module built on the host instead.
+	# and core with the module it installed.  stock-datagram and
+	# stock-rtr, named only, run datagram and rtr with the module built
+	# on the host instead.
 	wanted stock-dkms "$@" && pool+=(stock-dkms)
-	wanted stock-rtr "$@" && pool+=(stock-rtr)
-	[[ " $* " != *" stock-datagram "* ]] || pool+=(stock-datagram)
+	for st in stock-datagram stock-rtr; do
+		[[ " $* " != *" $st "* ]] || pool+=("$st")
+	done
 	for a in "$@"; do
 		[[ $a != debug61-* && $a != debug72-* ]] || pool+=("$a")
 	done
@@ -357,7 +359,7 @@ for job in $order; do
 		demo) demo_test ;;
 		kunit) vm_test kunit ;;
 		stock-datagram) stock_test datagram ;;
-		stock-dkms) stock_test dkms datagram ;;
+		stock-dkms) stock_test dkms datagram core ;;
 		stock-rtr) stock_test rtr ;;
 		debug61-*) debug_test 6.1 "${job#debug61-}" ;;
 		debug72-*) debug_test 7.2 "${job#debug72-}" ;;

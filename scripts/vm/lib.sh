@@ -69,6 +69,20 @@ fabric_single() {
 	say "fabric up: rxe0 on veth0, rxe1 on veth1"
 }
 
+# The single-VM fabric and the hosts' namespaces gone, for another
+# scenario in the same VM (scripts/vm/stock-dkms.sh).
+fabric_gone() {
+	local ns d
+
+	for ns in $(ip netns list | awk '{print $1}'); do
+		ip netns del "$ns"
+	done
+	for d in $(rdma link show | awk '$1 == "link" { sub("/.*", "", $2); print $2 }'); do
+		rdma link del "$d"
+	done
+	ip link del veth0 2>/dev/null || true
+}
+
 # The module as built ($MODDIR), or, with IPOIB_CM_MODPROBE=1, as
 # installed: modprobe finds it and its dependencies (scripts/vm/stock-dkms.sh),
 # and modprobe -r takes out what it loaded.

@@ -91,5 +91,6 @@ for t in "$@"; do
 	"$(dirname "$0")/stock.sh" "$t"
 	! lsmod | awk 'NR > 1 { print $1 }' | matches -x ipoib_cm ||
 		fail "$t left ipoib_cm loaded"
+	fabric_gone
 done
 say "stock-dkms: ok"
