@@ -72,11 +72,9 @@ fabric_single() {
 # The single-VM fabric and the hosts' namespaces gone, for another
 # scenario in the same VM (scripts/vm/stock-dkms.sh).
 fabric_gone() {
-	local ns d
+	local d
 
-	for ns in $(ip netns list | awk '{print $1}'); do
-		ip netns del "$ns"
-	done
+	hosts_down
 	for d in $(rdma link show | awk '$1 == "link" { sub("/.*", "", $2); print $2 }'); do
 		rdma link del "$d"
 	done
@@ -1009,6 +1007,21 @@ ipoib_ifaces() {
 		if [ "$ns" = - ]; then ip -o link show; else ip -n "$ns" -o link show; fi |
 			awk -v ns="$ns" '/ link\/infiniband / {
 				sub(/:$/, "", $2); sub(/@.*/, "", $2); print ns "/" $2 }'
+	done
+}
+
+# closing_judged WHAT LINES: the kernel's "connected mode stopped: N
+# connections closed in T ms" reports after the log's first LINES lines
+# (dmesg | wc -l before the teardown): at least one, each within 10 s.
+closing_judged() {
+	local what=$1 ms t
+
+	ms=$(dmesg | tail -n +$(($2 + 1)) |
+	     sed -n 's/.*connected mode stopped: .* in \([0-9]*\) ms/\1/p')
+	say "$what: connections closed in ${ms//$'\n'/, } ms"
+	[ -n "$ms" ] || fail "$what: connected mode did not stop"
+	for t in $ms; do
+		[ "$t" -le 10000 ] || fail "$what: closing took $t ms"
 	done
 }
 
